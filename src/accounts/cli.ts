@@ -1,0 +1,58 @@
+import { CommandError, UsageError, optional, required, type Command } from '../cli/framework.ts';
+import { isValidEmail, normaliseEmail } from './email.ts';
+import { UserError, createUser, setUserActive } from './users.ts';
+
+function validEmail(value: string): string {
+  if (!isValidEmail(normaliseEmail(value))) throw new UsageError(`--email "${value}" is not a valid e-mail address`);
+  return value;
+}
+
+const userCreate: Command = {
+  path: ['user', 'create'],
+  usage: 'svc user create --email E --password P [--first-name F] [--last-name L] [--display-name D] [--verified] [--staff]',
+  options: {
+    email: { type: 'string' },
+    password: { type: 'string' },
+    'first-name': { type: 'string' },
+    'last-name': { type: 'string' },
+    'display-name': { type: 'string' },
+    verified: { type: 'boolean' },
+    staff: { type: 'boolean' },
+  },
+  async run(values, { open }, io) {
+    const email = validEmail(required(values, 'email'));
+    const password = required(values, 'password');
+    const ctx = await open();
+    try {
+      const id = await createUser(ctx.db.kysely, {
+        email,
+        password,
+        firstName: optional(values, 'first-name'),
+        lastName: optional(values, 'last-name'),
+        displayName: optional(values, 'display-name'),
+        verified: values.verified === true,
+        staff: values.staff === true,
+      });
+      io.out(String(id));
+    } catch (error) {
+      if (error instanceof UserError) throw new CommandError(error.message);
+      throw error;
+    }
+  },
+};
+
+function activation(active: boolean): Command {
+  return {
+    path: ['user', active ? 'activate' : 'deactivate'],
+    usage: `svc user ${active ? 'activate' : 'deactivate'} --email E`,
+    options: { email: { type: 'string' } },
+    async run(values, { open }, io) {
+      const email = validEmail(required(values, 'email'));
+      const ctx = await open();
+      if (!(await setUserActive(ctx.db.kysely, email, active))) throw new CommandError(`No user has the e-mail ${email}.`);
+      io.out(`${normaliseEmail(email)} ${active ? 'activated' : 'deactivated'}`);
+    },
+  };
+}
+
+export const userCommands: Command[] = [userCreate, activation(false), activation(true)];

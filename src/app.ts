@@ -1,0 +1,46 @@
+// buildApp: registers the cross-cutting HTTP behaviour and the feature routes. No business logic.
+import Fastify from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { AppContext, TypedApp } from './app-context.ts';
+import { registerMeRoutes } from './accounts/me-routes.ts';
+import { installAuthentication } from './http/auth.ts';
+import { installErrorHandling } from './http/errors.ts';
+import { registerHealthRoutes } from './http/health.ts';
+import { registerOpenApi } from './http/openapi.ts';
+import { requestIdFor } from './http/request-id.ts';
+import { OneLinePerRequest } from './http/request-log.ts';
+import { Problem } from './http/schemas.ts';
+import { registerProductRoutes } from './products/routes.ts';
+import { registerTeamReadRoutes } from './teams/routes.ts';
+import { PatResolver } from './tokens/pats.ts';
+
+export const isApiPath = (url: string) => url.startsWith('/api/');
+
+export async function buildApp(ctx: AppContext): Promise<TypedApp> {
+  const { config } = ctx;
+  const app = Fastify({
+    logger: { level: config.logLevel },
+    logController: new OneLinePerRequest(),
+    genReqId: requestIdFor,
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: false,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  installErrorHandling(app);
+  installAuthentication(app, ctx.authenticator);
+  ctx.authenticator.addBearer(new PatResolver(ctx.db.kysely, config.patEmptyScopesFullAccess));
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-ID', request.id);
+    if (isApiPath(request.url)) await ctx.authenticator.authenticate(request);
+  });
+
+  app.addSchema(Problem);
+  await registerOpenApi(app, ctx);
+  registerHealthRoutes(app, ctx);
+  registerMeRoutes(app, ctx);
+  registerTeamReadRoutes(app, ctx);
+  registerProductRoutes(app, ctx);
+  return app;
+}

@@ -1,0 +1,69 @@
+// A small command framework over node:util parseArgs: exit 0 on success, 2 on bad arguments
+// (message on stderr, nothing written), 1 on any other failure. List commands print a table or,
+// with --json, a JSON array.
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { AppContext } from '../app-context.ts';
+import type { Config } from '../config.ts';
+
+export class UsageError extends Error {}
+/** A failure that is not the caller's syntax (unknown user, taken slug, …): exit 1. */
+export class CommandError extends Error {}
+
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export interface CliDeps {
+  config: Config;
+  /** Opens the database (with migrations applied); called only after the arguments are valid. */
+  open(): Promise<AppContext>;
+}
+
+export type Options = NonNullable<ParseArgsConfig['options']>;
+export type Values = Record<string, string | boolean | string[] | undefined>;
+
+export interface Command {
+  /** Words that select the command, e.g. ['token', 'create']. */
+  path: string[];
+  usage: string;
+  options: Options;
+  /** Validates arguments before any I/O; throws UsageError. */
+  run(values: Values, deps: CliDeps, io: CliIo): Promise<void>;
+}
+
+export function required(values: Values, name: string): string {
+  const value = values[name];
+  if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+export function optional(values: Values, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function printTable(io: CliIo, rows: Record<string, unknown>[], json: boolean) {
+  if (json) {
+    io.out(JSON.stringify(rows, null, 2));
+    return;
+  }
+  if (rows.length === 0) {
+    io.out('(none)');
+    return;
+  }
+  const columns = Object.keys(rows[0]);
+  const cell = (value: unknown) => (value === null || value === undefined ? '-' : Array.isArray(value) ? value.join(' ') : String(value));
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  io.out(line(columns.map((c) => c.toUpperCase())));
+  for (const row of rows) io.out(line(columns.map((c) => cell(row[c]))));
+}
+
+export function parseCommand(command: Command, args: string[]): Values {
+  try {
+    return parseArgs({ args, options: command.options, strict: true, allowPositionals: false }).values as Values;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}

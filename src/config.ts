@@ -1,0 +1,178 @@
+// Every setting of the service, read once from the environment, typed and validated.
+// A bad value stops the process with a message that names the variable (ConfigError).
+// Each setting is documented in the README's settings table; test/config.test.ts checks that
+// every variable named here appears there.
+import path from 'node:path';
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+export type NodeEnv = 'development' | 'production' | 'test';
+
+export interface RateSpec {
+  limit: number;
+  windowSeconds: number;
+}
+
+export interface Config {
+  nodeEnv: NodeEnv;
+  port: number;
+  host: string;
+  baseUrl: string;
+  dataDir: string;
+  databaseUrl: string;
+  /** null until resolved by ensureSecrets() in development/test; always set in production. */
+  secretKey: string | null;
+  logLevel: string;
+  bodyLimitBytes: number;
+  apiDocsPublic: boolean;
+  extraScopes: string[];
+  patEmptyScopesFullAccess: boolean;
+  redisUrl: string | null;
+  throttleAnon: RateSpec;
+  throttleUser: RateSpec;
+  throttleAuth: RateSpec;
+  trustedProxies: string[];
+  idempotencyTtlHours: number;
+}
+
+function raw(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+export function readString(env: Env, name: string, fallback: string): string {
+  return raw(env, name) ?? fallback;
+}
+
+export function readBool(env: Env, name: string, fallback: boolean): boolean {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  const lowered = value.toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(lowered)) return true;
+  if (['0', 'false', 'no', 'off'].includes(lowered)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${value}"`);
+}
+
+export function readInt(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  if (!/^-?\d+$/.test(value)) throw new ConfigError(`${name} must be an integer, got "${value}"`);
+  const parsed = Number(value);
+  if (parsed < min || parsed > max) {
+    throw new ConfigError(`${name} must be between ${min} and ${max}, got ${parsed}`);
+  }
+  return parsed;
+}
+
+export function readList(env: Env, name: string): string[] {
+  const value = raw(env, name);
+  if (value === undefined) return [];
+  return value.split(/[\s,]+/).filter(Boolean);
+}
+
+const RATE_UNITS: Record<string, number> = { second: 1, minute: 60, hour: 3600, day: 86400 };
+
+export function readRate(env: Env, name: string, fallback: string): RateSpec {
+  const value = raw(env, name) ?? fallback;
+  const match = /^(\d+)\/(second|minute|hour|day)$/.exec(value);
+  if (!match || Number(match[1]) < 1) {
+    throw new ConfigError(`${name} must look like "100/hour" (units: second, minute, hour, day), got "${value}"`);
+  }
+  return { limit: Number(match[1]), windowSeconds: RATE_UNITS[match[2]] };
+}
+
+function readNodeEnv(env: Env): NodeEnv {
+  const value = raw(env, 'NODE_ENV') ?? 'development';
+  if (value !== 'development' && value !== 'production' && value !== 'test') {
+    throw new ConfigError(`NODE_ENV must be development, production or test, got "${value}"`);
+  }
+  return value;
+}
+
+function readBaseUrl(env: Env, port: number): string {
+  const value = raw(env, 'BASE_URL') ?? `http://localhost:${port}`;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`BASE_URL must be an absolute http(s) URL, got "${value}"`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || url.username) {
+    throw new ConfigError(`BASE_URL must be an absolute http(s) URL without query, fragment or credentials, got "${value}"`);
+  }
+  // Stored without a trailing slash: paths are appended to it and it is the OAuth issuer.
+  return url.toString().replace(/\/+$/, '');
+}
+
+function readDatabaseUrl(env: Env, dataDir: string): string {
+  const value = raw(env, 'DATABASE_URL');
+  if (value === undefined) return `sqlite:${path.join(dataDir, 'service.sqlite3')}`;
+  if (/^sqlite:.+/.test(value) || /^postgres(ql)?:\/\/.+/.test(value)) return value;
+  throw new ConfigError(
+    `DATABASE_URL must be sqlite:<path>, sqlite::memory: or postgres://…, got "${value.replace(/:[^:@/]*@/, ':***@')}"`,
+  );
+}
+
+function readSecretKey(env: Env, nodeEnv: NodeEnv): string | null {
+  const value = raw(env, 'SECRET_KEY');
+  if (value === undefined) {
+    if (nodeEnv === 'production') throw new ConfigError('SECRET_KEY is required when NODE_ENV=production');
+    return null;
+  }
+  if (value.length < 32) throw new ConfigError('SECRET_KEY must be at least 32 characters long');
+  return value;
+}
+
+function readRedisUrl(env: Env): string | null {
+  const value = raw(env, 'REDIS_URL');
+  if (value === undefined) return null;
+  if (!/^rediss?:\/\/.+/.test(value)) throw new ConfigError(`REDIS_URL must be redis://… or rediss://…`);
+  return value;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const nodeEnv = readNodeEnv(env);
+  const production = nodeEnv === 'production';
+  const port = readInt(env, 'PORT', 8000, 0, 65535);
+  const dataDir = path.resolve(readString(env, 'SERVICE_DATA_DIR', './data'));
+  return {
+    nodeEnv,
+    port,
+    host: readString(env, 'HOST', production ? '0.0.0.0' : '127.0.0.1'),
+    baseUrl: readBaseUrl(env, port),
+    dataDir,
+    databaseUrl: readDatabaseUrl(env, dataDir),
+    secretKey: readSecretKey(env, nodeEnv),
+    logLevel: readLogLevel(env, nodeEnv),
+    bodyLimitBytes: readInt(env, 'SERVICE_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
+    apiDocsPublic: readBool(env, 'SERVICE_API_DOCS_PUBLIC', !production),
+    extraScopes: readExtraScopes(env),
+    patEmptyScopesFullAccess: readBool(env, 'SERVICE_PAT_EMPTY_SCOPES_FULL_ACCESS', true),
+    redisUrl: readRedisUrl(env),
+    throttleAnon: readRate(env, 'SERVICE_THROTTLE_ANON', '100/hour'),
+    throttleUser: readRate(env, 'SERVICE_THROTTLE_USER', '1000/hour'),
+    throttleAuth: readRate(env, 'SERVICE_THROTTLE_AUTH', '30/minute'),
+    trustedProxies: readList(env, 'SERVICE_TRUSTED_PROXIES'),
+    idempotencyTtlHours: readInt(env, 'SERVICE_IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365),
+  };
+}
+
+function readLogLevel(env: Env, nodeEnv: NodeEnv): string {
+  const value = raw(env, 'LOG_LEVEL') ?? (nodeEnv === 'test' ? 'silent' : 'info');
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(value)) {
+    throw new ConfigError(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "${value}"`);
+  }
+  return value;
+}
+
+function readExtraScopes(env: Env): string[] {
+  const scopes = readList(env, 'SERVICE_EXTRA_SCOPES');
+  for (const scope of scopes) {
+    if (!/^[a-z][a-z0-9_.:-]{0,63}$/.test(scope)) {
+      throw new ConfigError(`SERVICE_EXTRA_SCOPES has an invalid scope name "${scope}" (lowercase letters, digits, _ . : -)`);
+    }
+  }
+  return scopes;
+}

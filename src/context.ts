@@ -1,0 +1,19 @@
+// Builds the AppContext shared by the HTTP server, the worker and the CLI.
+import fs from 'node:fs';
+import type { AppContext } from './app-context.ts';
+import type { Config } from './config.ts';
+import { openDb } from './db/connection.ts';
+import { Authenticator } from './http/auth.ts';
+import { ScopeRegistry } from './http/scopes.ts';
+import { ensureSecretKey } from './secrets.ts';
+
+export function createContext(config: Config): AppContext {
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  const resolved: Config = { ...config, secretKey: ensureSecretKey(config) };
+  return {
+    config: resolved,
+    db: openDb(resolved.databaseUrl),
+    authenticator: new Authenticator(resolved.baseUrl),
+    scopes: new ScopeRegistry(resolved.extraScopes),
+  };
+}

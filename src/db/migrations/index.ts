@@ -1,0 +1,8 @@
+// The ordered list of migrations. A static list (not a folder scan) so that the same code runs
+// from src/ (type-stripped .ts) and from the compiled dist/.
+import type { Migration } from 'kysely';
+import * as m0001 from './0001_foundation.ts';
+
+export const migrations: Record<string, Migration> = {
+  '0001_foundation': m0001,
+};

@@ -1,0 +1,57 @@
+// Adapts Node's built-in `node:sqlite` to the better-sqlite3-shaped interface that Kysely's
+// SqliteDialect expects. No published adapter targets node:sqlite with Kysely 0.28, and the
+// alternative drivers compile from source, which this project refuses; the shim is small.
+import { DatabaseSync, type StatementSync, type SQLInputValue } from 'node:sqlite';
+import type { SqliteDatabase, SqliteStatement } from 'kysely';
+
+// Prepared statements are cached by SQL text: Kysely compiles the same text for the same query
+// shape, and preparing costs more than running on the hot paths (token lookup).
+const STATEMENT_CACHE_SIZE = 500;
+
+function toSqliteValue(value: unknown): SQLInputValue {
+  if (value === undefined) return null;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (value instanceof Date) return value.toISOString();
+  return value as SQLInputValue;
+}
+
+function bind(parameters: ReadonlyArray<unknown>): SQLInputValue[] {
+  return parameters.map(toSqliteValue);
+}
+
+class CachedStatement implements SqliteStatement {
+  readonly reader: boolean;
+  #stmt: StatementSync;
+  constructor(stmt: StatementSync) {
+    this.#stmt = stmt;
+    this.reader = stmt.columns().length > 0;
+  }
+  all(parameters: ReadonlyArray<unknown>): unknown[] {
+    return this.#stmt.all(...bind(parameters));
+  }
+  run(parameters: ReadonlyArray<unknown>) {
+    const result = this.#stmt.run(...bind(parameters));
+    return { changes: result.changes, lastInsertRowid: result.lastInsertRowid };
+  }
+  iterate(parameters: ReadonlyArray<unknown>): IterableIterator<unknown> {
+    return this.#stmt.iterate(...bind(parameters)) as IterableIterator<unknown>;
+  }
+}
+
+export function openNodeSqlite(location: string): SqliteDatabase {
+  const database = new DatabaseSync(location, { enableForeignKeyConstraints: true, timeout: 5000 });
+  database.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
+  const cache = new Map<string, CachedStatement>();
+  return {
+    close: () => database.close(),
+    prepare(sql: string): SqliteStatement {
+      let statement = cache.get(sql);
+      if (statement) return statement;
+      statement = new CachedStatement(database.prepare(sql));
+      // Bounded: the oldest entry is evicted first (ad-hoc SQL must not grow the cache forever).
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+      cache.set(sql, statement);
+      return statement;
+    },
+  };
+}

@@ -1,0 +1,85 @@
+// Turns every failure into a problem-details answer: thrown HttpProblems, Fastify's own errors
+// (validation, malformed JSON, unsupported media type, oversized body), unknown paths, wrong methods.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import FindMyWay, { type HTTPMethod } from 'find-my-way';
+import { HttpProblem, problemBody, type FieldError } from './problem.ts';
+
+export function sendProblem(
+  reply: FastifyReply,
+  status: number,
+  detail: string,
+  options: { errors?: FieldError[]; headers?: Record<string, string>; extra?: Record<string, unknown> } = {},
+) {
+  if (options.headers) reply.headers(options.headers);
+  return reply
+    .code(status)
+    .type('application/problem+json')
+    .send(problemBody(status, detail, reply.request.id, options.errors, options.extra));
+}
+
+function validationErrors(error: FastifyError): FieldError[] {
+  const context = error.validationContext ?? 'body';
+  return (error.validation ?? []).map((issue) => {
+    const missing = (issue.params as { missingProperty?: string })?.missingProperty;
+    const extra = (issue.params as { additionalProperty?: string })?.additionalProperty;
+    const pointer = issue.instancePath.replace(/^\//, '').replace(/\//g, '.');
+    const field = [pointer, missing ?? extra].filter(Boolean).join('.') || context;
+    const message = extra ? 'Unknown field.' : missing ? 'This field is required.' : (issue.message ?? 'Invalid value.');
+    return { field, message };
+  });
+}
+
+const FASTIFY_DETAILS: Record<string, string> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Unsupported media type; send application/json.',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'Request body is too large.',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'Request body is empty but Content-Type is application/json.',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'Request body is not valid JSON.',
+};
+
+export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (error instanceof HttpProblem) {
+    return sendProblem(reply, error.status, error.detail, error);
+  }
+  if (error.validation) {
+    return sendProblem(reply, 400, 'Request is invalid.', { errors: validationErrors(error) });
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    const detail = FASTIFY_DETAILS[error.code] ?? (error instanceof SyntaxError ? 'Request body is not valid JSON.' : error.message);
+    return sendProblem(reply, status, detail);
+  }
+  request.log.error({ err: error }, 'unhandled error');
+  return sendProblem(reply, 500, 'Internal server error.');
+}
+
+/**
+ * Installs the error and not-found handlers. A mirror of the route table (find-my-way, Fastify's
+ * own router) tells an unknown path (404) from a known path with the wrong method (405 + Allow),
+ * which Fastify alone reports as 404.
+ */
+export function installErrorHandling(app: FastifyInstance) {
+  const mirror = FindMyWay({ ignoreTrailingSlash: false });
+  const methods = new Set<HTTPMethod>();
+  app.addHook('onRoute', (route) => {
+    const list = (Array.isArray(route.method) ? route.method : [route.method]) as HTTPMethod[];
+    for (const method of list) {
+      methods.add(method);
+      try {
+        mirror.on(method, route.url, () => {});
+      } catch {
+        // Already mirrored (a plugin registering the same path twice); nothing to add.
+      }
+    }
+  });
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0];
+    const allowed = [...methods].filter((method) => method !== request.method && mirror.find(method, path));
+    if (allowed.length > 0) {
+      return sendProblem(reply, 405, `Method ${request.method} is not allowed on this path.`, {
+        headers: { Allow: allowed.sort().join(', ') },
+      });
+    }
+    return sendProblem(reply, 404, 'Not found.');
+  });
+}

@@ -1,0 +1,34 @@
+// The OpenAPI 3.0 document, generated from the route schemas, at /api/schema/, and an interactive
+// browser at /api/docs/. Both can be turned off with SERVICE_API_DOCS_PUBLIC=false.
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { AppContext, TypedApp } from '../app-context.ts';
+
+export async function registerOpenApi(app: TypedApp, { config, scopes }: AppContext) {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Service API',
+        version: 'v1',
+        description:
+          'Multi-tenant REST API. Every path ends with "/". Errors are RFC 9457 problem details. ' +
+          'Authenticate with "Authorization: Bearer <token>" (personal access token, OAuth 2.0 access token or JWT).',
+      },
+      servers: [{ url: config.baseUrl }],
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description: `Scopes: ${scopes.list().map((s) => `${s.name} (${s.description})`).join('; ')}`,
+          },
+        },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  if (!config.apiDocsPublic) return;
+  app.get('/api/schema/', { schema: { hide: true } }, async () => app.swagger());
+  await app.register(swaggerUi, { routePrefix: '/api/docs', staticCSP: true });
+}

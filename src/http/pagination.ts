@@ -1,0 +1,56 @@
+// Page-number pagination (SPEC "Pagination envelopes"): fixed page size 50, `page` from 1,
+// absolute next/previous links built on BASE_URL that keep the other query parameters.
+import type { FastifyRequest } from 'fastify';
+import { notFound } from './problem.ts';
+
+export const PAGE_SIZE = 50;
+
+export interface PageEnvelope<T> {
+  count: number;
+  next: string | null;
+  previous: string | null;
+  results: T[];
+}
+
+export interface PageRequest {
+  page: number;
+  limit: number;
+  offset: number;
+}
+
+/** Reads `page` from the query string; anything but a positive integer is 404 "Invalid page." */
+export function pageRequest(request: FastifyRequest): PageRequest {
+  const value = (request.query as Record<string, unknown> | undefined)?.page;
+  const text = value === undefined ? '1' : String(value);
+  if (!/^\d{1,9}$/.test(text) || Number(text) < 1) throw notFound('Invalid page.');
+  const page = Number(text);
+  return { page, limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE };
+}
+
+function pageUrl(baseUrl: string, request: FastifyRequest, page: number): string {
+  const url = new URL(request.url, baseUrl + '/');
+  const target = new URL(baseUrl + url.pathname);
+  url.searchParams.forEach((value, key) => {
+    if (key !== 'page') target.searchParams.append(key, value);
+  });
+  if (page > 1) target.searchParams.set('page', String(page));
+  return target.toString();
+}
+
+/** Builds the envelope; a page past the end (other than page 1 of an empty set) is 404. */
+export function pageEnvelope<T>(
+  baseUrl: string,
+  request: FastifyRequest,
+  paging: PageRequest,
+  count: number,
+  results: T[],
+): PageEnvelope<T> {
+  const lastPage = Math.max(1, Math.ceil(count / PAGE_SIZE));
+  if (paging.page > lastPage) throw notFound('Invalid page.');
+  return {
+    count,
+    next: paging.page < lastPage ? pageUrl(baseUrl, request, paging.page + 1) : null,
+    previous: paging.page > 1 ? pageUrl(baseUrl, request, paging.page - 1) : null,
+    results,
+  };
+}

@@ -1,0 +1,37 @@
+// `svc serve`: migrations, HTTP server, (later) the in-process worker, graceful shutdown.
+import type { AppContext } from './app-context.ts';
+import { buildApp } from './app.ts';
+import { migrateToLatest } from './db/migrate.ts';
+
+export interface Running {
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function serve(ctx: AppContext, options: { worker: boolean; print?: (line: string) => void }): Promise<Running> {
+  const { config } = ctx;
+  await migrateToLatest(ctx.db);
+  const app = await buildApp(ctx);
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const print = options.print ?? ((line: string) => process.stdout.write(line + '\n'));
+  print(`svc listening on http://${config.host}:${port} (BASE_URL ${config.baseUrl}), database ${ctx.db.dialect}`);
+  if (config.nodeEnv !== 'production') {
+    print('First steps:');
+    print('  npm run svc -- user create --email you@example.com --password "a long password" --verified');
+    print('  npm run svc -- token create --email you@example.com --name laptop --scopes "read:profile read:teams"');
+    print(`  curl -H "Authorization: Bearer <token>" ${config.baseUrl}/api/v1/me/`);
+  }
+  let stopping: Promise<void> | null = null;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop() {
+      stopping ??= (async () => {
+        await app.close();
+        await ctx.db.close();
+      })();
+      return stopping;
+    },
+  };
+}

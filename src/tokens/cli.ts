@@ -1,0 +1,72 @@
+import { findUserByEmail } from '../accounts/users.ts';
+import { CommandError, UsageError, optional, printTable, required, type Command } from '../cli/framework.ts';
+import { ScopeRegistry, parseScopeString } from '../http/scopes.ts';
+import { createPat, listPats, revokePat } from './pats.ts';
+
+/**
+ * `--expires-at`: a date (the token is valid through that whole UTC day) or an ISO 8601 time
+ * with an offset or Z. A moment that is not in the future is a usage error.
+ */
+export function parseExpiry(value: string, now = Date.now()): string {
+  let moment: number;
+  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) {
+    moment = Date.parse(`${value}T00:00:00Z`) + 86_400_000;
+    if (new Date(moment - 86_400_000).toISOString().slice(0, 10) !== value) moment = NaN;
+  } else if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(value)) {
+    moment = Date.parse(value);
+  } else {
+    moment = NaN;
+  }
+  if (Number.isNaN(moment)) throw new UsageError(`--expires-at "${value}" is not a date (2027-01-31) or an ISO 8601 time`);
+  if (moment <= now) throw new UsageError(`--expires-at "${value}" is in the past`);
+  return new Date(moment).toISOString();
+}
+
+const tokenCreate: Command = {
+  path: ['token', 'create'],
+  usage: 'svc token create --email E --name N [--scopes "read:profile read:teams"] [--expires-at 2027-01-31]',
+  options: { email: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' }, 'expires-at': { type: 'string' } },
+  async run(values, { config, open }, io) {
+    const email = required(values, 'email');
+    const name = required(values, 'name').trim();
+    if (name.length > 100) throw new UsageError('--name must be at most 100 characters');
+    const scopes = parseScopeString(optional(values, 'scopes') ?? '');
+    const unknown = new ScopeRegistry(config.extraScopes).unknown(scopes);
+    if (unknown.length) throw new UsageError(`unknown scope(s): ${unknown.join(', ')}`);
+    const expiresAt = values['expires-at'] === undefined ? null : parseExpiry(required(values, 'expires-at'));
+    const ctx = await open();
+    const user = await findUserByEmail(ctx.db.kysely, email);
+    if (!user) throw new CommandError(`No user has the e-mail ${email}.`);
+    const { token } = await createPat(ctx.db.kysely, { userId: user.id, name, scopes, expiresAt });
+    io.out(token);
+  },
+};
+
+const tokenList: Command = {
+  path: ['token', 'list'],
+  usage: 'svc token list --email E [--json]',
+  options: { email: { type: 'string' }, json: { type: 'boolean' } },
+  async run(values, { open }, io) {
+    const email = required(values, 'email');
+    const ctx = await open();
+    const user = await findUserByEmail(ctx.db.kysely, email);
+    if (!user) throw new CommandError(`No user has the e-mail ${email}.`);
+    const rows = await listPats(ctx.db.kysely, user.id);
+    printTable(io, rows as unknown as Record<string, unknown>[], values.json === true);
+  },
+};
+
+const tokenRevoke: Command = {
+  path: ['token', 'revoke'],
+  usage: 'svc token revoke --id ID',
+  options: { id: { type: 'string' } },
+  async run(values, { open }, io) {
+    const id = required(values, 'id');
+    if (!/^\d{1,15}$/.test(id)) throw new UsageError('--id must be a token id (an integer, see "svc token list")');
+    const ctx = await open();
+    if (!(await revokePat(ctx.db.kysely, Number(id)))) throw new CommandError(`No active token has the id ${id}.`);
+    io.out(`token ${id} revoked`);
+  },
+};
+
+export const tokenCommands: Command[] = [tokenCreate, tokenList, tokenRevoke];
