@@ -1,4 +1,5 @@
 // What feature modules receive from buildApp: settings, database, authenticator, scope registry.
+import type { EventEmitter } from 'node:events';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { Config } from './config.ts';
@@ -11,6 +12,11 @@ export interface AppContext {
   db: Db;
   authenticator: Authenticator;
   scopes: ScopeRegistry;
+  /**
+   * In-process wake-ups: writers emit an event name (e.g. 'webhooks', 'mail') after committing
+   * outbox rows so a worker in the same process starts at once instead of waiting for its poll.
+   */
+  wake: EventEmitter;
 }
 
 export type TypedApp = FastifyInstance<

@@ -35,6 +35,7 @@ export interface Config {
   throttleAuth: RateSpec;
   trustedProxies: string[];
   idempotencyTtlHours: number;
+  webhooksEnabled: boolean;
 }
 
 function raw(env: Env, name: string): string | undefined {
@@ -156,6 +157,7 @@ export function loadConfig(env: Env = process.env): Config {
     throttleAuth: readRate(env, 'SERVICE_THROTTLE_AUTH', '30/minute'),
     trustedProxies: readList(env, 'SERVICE_TRUSTED_PROXIES'),
     idempotencyTtlHours: readInt(env, 'SERVICE_IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365),
+    webhooksEnabled: readBool(env, 'SERVICE_WEBHOOKS_ENABLED', false),
   };
 }
 

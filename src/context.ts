@@ -1,4 +1,5 @@
 // Builds the AppContext shared by the HTTP server, the worker and the CLI.
+import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import type { AppContext } from './app-context.ts';
 import type { Config } from './config.ts';
@@ -15,5 +16,6 @@ export function createContext(config: Config): AppContext {
     db: openDb(resolved.databaseUrl),
     authenticator: new Authenticator(resolved.baseUrl),
     scopes: new ScopeRegistry(resolved.extraScopes),
+    wake: new EventEmitter().setMaxListeners(0),
   };
 }

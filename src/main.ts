@@ -15,6 +15,8 @@ import type { AppContext } from './app-context.ts';
 import { serve } from './serve.ts';
 import { teamCommands } from './teams/cli.ts';
 import { tokenCommands } from './tokens/cli.ts';
+import { WORKER_TASKS } from './worker/tasks.ts';
+import { startWorker } from './worker/worker.ts';
 
 const serveCommand: Command = {
   path: ['serve'],
@@ -32,6 +34,22 @@ const serveCommand: Command = {
   },
 };
 
+const workerCommand: Command = {
+  path: ['worker'],
+  usage: 'svc worker',
+  options: {},
+  async run(_values, { open }, io) {
+    const ctx = await open();
+    const worker = startWorker(ctx, WORKER_TASKS);
+    io.out(`svc worker running (${WORKER_TASKS.map((t) => t.name).join(', ') || 'no tasks'}), database ${ctx.db.dialect}`);
+    await new Promise<void>((resolve) => {
+      process.once('SIGTERM', resolve);
+      process.once('SIGINT', resolve);
+    });
+    await worker.stop();
+  },
+};
+
 const migrateCommand: Command = {
   path: ['migrate'],
   usage: 'svc migrate',
@@ -42,7 +60,7 @@ const migrateCommand: Command = {
   },
 };
 
-export const commands: Command[] = [serveCommand, migrateCommand, ...userCommands, ...teamCommands, ...tokenCommands];
+export const commands: Command[] = [serveCommand, workerCommand, migrateCommand, ...userCommands, ...teamCommands, ...tokenCommands];
 
 function usage(): string {
   return ['Usage:', ...commands.map((c) => `  ${c.usage}`)].join('\n');

@@ -1,7 +1,9 @@
-// `svc serve`: migrations, HTTP server, (later) the in-process worker, graceful shutdown.
+// `svc serve`: migrations, HTTP server, the in-process worker (unless --no-worker), graceful shutdown.
 import type { AppContext } from './app-context.ts';
 import { buildApp } from './app.ts';
 import { migrateToLatest } from './db/migrate.ts';
+import { WORKER_TASKS } from './worker/tasks.ts';
+import { startWorker } from './worker/worker.ts';
 
 export interface Running {
   url: string;
@@ -13,6 +15,7 @@ export async function serve(ctx: AppContext, options: { worker: boolean; print?:
   await migrateToLatest(ctx.db);
   const app = await buildApp(ctx);
   await app.listen({ port: config.port, host: config.host });
+  const worker = options.worker ? startWorker(ctx, WORKER_TASKS) : null;
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const print = options.print ?? ((line: string) => process.stdout.write(line + '\n'));
@@ -29,6 +32,7 @@ export async function serve(ctx: AppContext, options: { worker: boolean; print?:
     stop() {
       stopping ??= (async () => {
         await app.close();
+        await worker?.stop();
         await ctx.db.close();
       })();
       return stopping;

@@ -55,7 +55,17 @@ export interface ProductsTable {
   created_at: string;
 }
 
+export interface EventsTable {
+  id: string;
+  type: string;
+  api_version: string;
+  team_id: string;
+  data: string;
+  created_at: string;
+}
+
 export interface Database {
+  events: EventsTable;
   users: UsersTable;
   teams: TeamsTable;
   memberships: MembershipsTable;

@@ -2,7 +2,9 @@
 // from src/ (type-stripped .ts) and from the compiled dist/.
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_foundation.ts';
+import * as m0002 from './0002_events.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
+  '0002_events': m0002,
 };

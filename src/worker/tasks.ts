@@ -1,0 +1,4 @@
+// Every background task the worker runs. Capabilities append theirs here.
+import type { WorkerTask } from './worker.ts';
+
+export const WORKER_TASKS: WorkerTask[] = [];

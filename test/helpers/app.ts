@@ -1,0 +1,92 @@
+// Starts the real app on a fresh database. Most tests use `inject` (Fastify's in-process HTTP);
+// `listen()` gives a real socket for tests that need one.
+import type { AppContext, TypedApp } from '../../src/app-context.ts';
+import { buildApp } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createContext } from '../../src/context.ts';
+import { migrateToLatest } from '../../src/db/migrate.ts';
+import { createUser } from '../../src/accounts/users.ts';
+import { createPat } from '../../src/tokens/pats.ts';
+import { createTeam, addMember, type Role } from '../../src/teams/teams.ts';
+import { freshDatabase, type TestDatabase } from './database.ts';
+
+export const TEST_SECRET_KEY = 'test-secret-key-0123456789abcdefghijklmnop';
+export const TEST_PASSWORD = 'correct horse battery staple';
+
+export interface TestApp {
+  app: TypedApp;
+  ctx: AppContext;
+  env: Record<string, string>;
+  inject: TypedApp['inject'];
+  /** Listens on 127.0.0.1 on a free port and returns the base URL. */
+  listen(): Promise<string>;
+  user(options?: Partial<{ email: string; verified: boolean; staff: boolean; firstName: string }>): Promise<{ id: number; email: string }>;
+  token(userId: number, scopes?: string[], expiresAt?: string | null): Promise<string>;
+  team(ownerId: number, name?: string): Promise<{ id: string; slug: string }>;
+  member(teamId: string, userId: number, role: Role): Promise<void>;
+  close(): Promise<void>;
+}
+
+let counter = 0;
+
+/** The environment a test app (or a CLI subprocess on the same database) runs with. */
+export function testEnv(database: TestDatabase, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    NODE_ENV: 'test',
+    DATABASE_URL: database.url,
+    SERVICE_DATA_DIR: database.dataDir,
+    SECRET_KEY: TEST_SECRET_KEY,
+    BASE_URL: 'http://testserver',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...extra,
+  };
+}
+
+export async function startApp(extraEnv: Record<string, string> = {}): Promise<TestApp> {
+  const database = await freshDatabase();
+  const env = testEnv(database, extraEnv);
+  const ctx = createContext(loadConfig(env));
+  await migrateToLatest(ctx.db);
+  const app = await buildApp(ctx);
+  await app.ready();
+  const db = ctx.db.kysely;
+  return {
+    app,
+    ctx,
+    env,
+    inject: app.inject.bind(app) as TypedApp['inject'],
+    async listen() {
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      const address = app.server.address();
+      return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    },
+    async user(options = {}) {
+      const email = options.email ?? `user${++counter}-${process.pid}@example.com`;
+      const id = await createUser(db, {
+        email,
+        password: TEST_PASSWORD,
+        verified: options.verified ?? true,
+        staff: options.staff,
+        firstName: options.firstName,
+      });
+      return { id, email: email.toLowerCase() };
+    },
+    async token(userId, scopes = [], expiresAt = null) {
+      return (await createPat(db, { userId, name: 'test', scopes, expiresAt })).token;
+    },
+    async team(ownerId, name = `Team ${++counter}`) {
+      const team = await createTeam(db, { name, ownerId });
+      return { id: team.id, slug: team.slug };
+    },
+    async member(teamId, userId, role) {
+      await addMember(db, teamId, userId, role);
+    },
+    async close() {
+      await app.close();
+      await ctx.db.close();
+      await database.drop();
+    },
+  };
+}
+
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
