@@ -42,12 +42,18 @@ export function testEnv(database: TestDatabase, extra: Record<string, string> = 
   };
 }
 
-export async function startApp(extraEnv: Record<string, string> = {}): Promise<TestApp> {
+export interface StartOptions {
+  /** Runs after buildApp and before app.ready(): register test-only routes or hooks here. */
+  beforeReady?: (app: TypedApp, ctx: AppContext) => void | Promise<void>;
+}
+
+export async function startApp(extraEnv: Record<string, string> = {}, options: StartOptions = {}): Promise<TestApp> {
   const database = await freshDatabase();
   const env = testEnv(database, extraEnv);
   const ctx = createContext(loadConfig(env));
   await migrateToLatest(ctx.db);
   const app = await buildApp(ctx);
+  await options.beforeReady?.(app, ctx);
   await app.ready();
   const db = ctx.db.kysely;
   return {
