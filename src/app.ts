@@ -4,11 +4,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext, TypedApp } from './app-context.ts';
 import { registerMeRoutes } from './accounts/me-routes.ts';
 import { installAuthentication } from './http/auth.ts';
-import { installErrorHandling } from './http/errors.ts';
+import { handleFrameworkError, installErrorHandling } from './http/errors.ts';
 import { registerHealthRoutes } from './http/health.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { requestIdFor } from './http/request-id.ts';
 import { OneLinePerRequest } from './http/request-log.ts';
+import { throttleRequest } from './http/throttle-hook.ts';
 import { Problem } from './http/schemas.ts';
 import { registerProductRoutes } from './products/routes.ts';
 import { registerTeamReadRoutes } from './teams/routes.ts';
@@ -24,6 +25,9 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
     genReqId: requestIdFor,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: false,
+    // Errors raised before routing (bad percent-encoding, an over-long path parameter) get the
+    // problem shape and the request id too.
+    frameworkErrors: handleFrameworkError,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -33,8 +37,15 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-ID', request.id);
-    if (isApiPath(request.url)) await ctx.authenticator.authenticate(request);
+    if (isApiPath(request.url)) {
+      await ctx.authenticator.authenticate(request);
+      // After authentication: the principal picks the bucket (user, or the anonymous address).
+      await throttleRequest(ctx.throttle, config, request, reply);
+    }
   });
+  // Redis (when configured) is connected before the first request and closed with the app.
+  app.addHook('onReady', () => ctx.throttle.connect(app.log));
+  app.addHook('onClose', () => ctx.throttle.close());
 
   app.addSchema(Problem);
   await registerOpenApi(app, ctx);

@@ -53,6 +53,19 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
 }
 
 /**
+ * Errors Fastify raises before routing, where no hook has run (so X-Request-ID is set here).
+ * An over-long path parameter (beyond maxParamLength, 100) can name no resource: 404, like any
+ * other unknown id, rather than Fastify's bare 414.
+ */
+export function handleFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  reply.header('X-Request-ID', request.id);
+  if (error.code === 'FST_ERR_BAD_URL') return sendProblem(reply, 400, 'The URL is malformed (invalid percent-encoding).');
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendProblem(reply, 404, 'Not found.');
+  request.log.error({ err: error }, 'framework error');
+  return sendProblem(reply, 500, 'Internal server error.');
+}
+
+/**
  * Installs the error and not-found handlers. A mirror of the route table (find-my-way, Fastify's
  * own router) tells an unknown path (404) from a known path with the wrong method (405 + Allow),
  * which Fastify alone reports as 404.
@@ -69,6 +82,16 @@ export function installErrorHandling(app: FastifyInstance) {
       } catch {
         // Already mirrored (a plugin registering the same path twice); nothing to add.
       }
+    }
+  });
+  // Fastify parses text/plain bodies out of the box. API routes take JSON only: a text/plain POST
+  // is a CORS "simple request" that a browser sends cross-site without a preflight, so accepting
+  // it would let any web page post to the API. Refused before parsing, with the same 415 as any
+  // other unsupported type. (Routes outside /api/, such as the mail-provider intake, may accept it.)
+  app.addHook('preParsing', async (request) => {
+    const type = request.headers['content-type'];
+    if (type && request.method !== 'GET' && request.method !== 'HEAD' && request.url.startsWith('/api/') && /^\s*text\/plain\b/i.test(type)) {
+      throw new HttpProblem(415, FASTIFY_DETAILS.FST_ERR_CTP_INVALID_MEDIA_TYPE);
     }
   });
   app.setErrorHandler(handleError);

@@ -109,3 +109,139 @@ describe('API docs switched off', () => {
     }
   });
 });
+
+// There is no POST route in the foundation yet: a test-only one shows how request bodies fail.
+describe('request bodies and malformed requests', () => {
+  let t: TestApp;
+  let base: string;
+  const LIMIT = 2048;
+  before(async () => {
+    t = await startApp(
+      { SERVICE_BODY_LIMIT_BYTES: String(LIMIT) },
+      {
+        beforeReady(app) {
+          app.post(
+            '/api/v1/test-echo/',
+            {
+              schema: {
+                body: {
+                  type: 'object',
+                  properties: { name: { type: 'string', minLength: 1 }, count: { type: 'integer' } },
+                  required: ['name'],
+                  additionalProperties: false,
+                },
+              },
+            },
+            async (request) => ({ echoed: request.body }),
+          );
+          app.get('/api/v1/test-boom/', async () => {
+            throw new Error('secret internal detail');
+          });
+        },
+      },
+    );
+    base = await t.listen();
+  });
+  after(() => t.close());
+
+  const post = (body: string, contentType = 'application/json', headers: Record<string, string> = {}) =>
+    t.inject({ method: 'POST', url: '/api/v1/test-echo/', payload: body, headers: { 'content-type': contentType, ...headers } });
+
+  function assertProblem(res: { statusCode: number; headers: Record<string, unknown>; json(): any }, status: number, detail: string) {
+    assert.equal(res.statusCode, status);
+    assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8');
+    const body = res.json();
+    assert.equal(body.status, status);
+    assert.equal(body.detail, detail);
+    assert.equal(body.type, 'about:blank');
+    assert.equal(typeof body.title, 'string');
+    assert.equal(body.request_id, res.headers['x-request-id']);
+    return body;
+  }
+
+  it('a valid body is accepted (the baseline)', async () => {
+    const res = await post(JSON.stringify({ name: 'x', count: 2 }));
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(res.json(), { echoed: { name: 'x', count: 2 } });
+  });
+
+  it('malformed JSON → 400 problem', async () => {
+    assertProblem(await post('{"name": "x",'), 400, 'Request body is not valid JSON.');
+    assertProblem(await post('{name: x}'), 400, 'Request body is not valid JSON.');
+  });
+
+  it('an empty JSON body → 400 problem', async () => {
+    assertProblem(await post(''), 400, 'Request body is empty but Content-Type is application/json.');
+  });
+
+  it('a JSON prototype-pollution key is refused', async () => {
+    const res = await post('{"name": "x", "__proto__": {"admin": true}}');
+    assert.equal(res.statusCode, 400);
+    assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8');
+  });
+
+  it('a wrong content type → 415 problem', async () => {
+    assertProblem(await post('name=x', 'text/plain'), 415, 'Unsupported media type; send application/json.');
+    assertProblem(await post('<name>x</name>', 'application/xml'), 415, 'Unsupported media type; send application/json.');
+  });
+
+  it('a body over SERVICE_BODY_LIMIT_BYTES → 413 problem', async () => {
+    assertProblem(await post(JSON.stringify({ name: 'x'.repeat(LIMIT) })), 413, 'Request body is too large.');
+  });
+
+  it('a schema violation → 400 problem with errors per field', async () => {
+    const body = assertProblem(await post(JSON.stringify({ count: 'many', extra: 1 })), 400, 'Request is invalid.');
+    assert.ok(Array.isArray(body.errors) && body.errors.length > 0);
+    for (const error of body.errors) {
+      assert.equal(typeof error.field, 'string');
+      assert.equal(typeof error.message, 'string');
+    }
+    assert.ok(body.errors.some((e: { field: string }) => e.field === 'name' || e.field === 'extra'), JSON.stringify(body.errors));
+  });
+
+  it('an unhandled error → 500 problem that does not leak the message', async () => {
+    const res = await t.inject({ url: '/api/v1/test-boom/' });
+    const body = assertProblem(res, 500, 'Internal server error.');
+    assert.doesNotMatch(JSON.stringify(body), /secret internal detail/);
+  });
+
+  it('a malformed percent-encoding in the path → 400 problem with a request id', async () => {
+    const res = await t.inject({ url: '/api/v1/teams/%ZZ/', headers: { 'x-request-id': 'bad-url-1' } });
+    assert.equal(res.headers['x-request-id'], 'bad-url-1');
+    assertProblem(res, 400, 'The URL is malformed (invalid percent-encoding).');
+  });
+
+  it('an over-long path parameter → 404 problem (no such resource), not a bare 414', async () => {
+    const res = await t.inject({ url: `/api/v1/teams/${'a'.repeat(300)}/` });
+    assertProblem(res, 404, 'Not found.');
+  });
+
+  it('none of these crash the process: the same server answers after them over a real socket', async () => {
+    const send = (body: string, contentType: string) =>
+      fetch(`${base}/api/v1/test-echo/`, { method: 'POST', body, headers: { 'content-type': contentType } });
+    const statuses = [];
+    statuses.push((await send('{oops', 'application/json')).status);
+    statuses.push((await send('x', 'text/plain')).status);
+    statuses.push((await send(JSON.stringify({ name: 'y'.repeat(LIMIT * 4) }), 'application/json')).status);
+    statuses.push((await fetch(`${base}/api/v1/test-boom/`)).status);
+    statuses.push((await fetch(`${base}/api/v1/teams/%ZZ/`)).status);
+    assert.deepEqual(statuses, [400, 415, 413, 500, 400]);
+    const ok = await send(JSON.stringify({ name: 'still here' }), 'application/json');
+    assert.equal(ok.status, 200);
+    assert.deepEqual(await ok.json(), { echoed: { name: 'still here' } });
+    const health = await fetch(`${base}/healthz`);
+    assert.equal(health.status, 200);
+  });
+});
+
+describe('GET with a stray Content-Type', () => {
+  it('is not refused (only bodies are checked)', async () => {
+    const t = await startApp();
+    try {
+      const res = await t.inject({ url: '/api/schema/', headers: { 'content-type': 'text/plain' } });
+      assert.equal(res.statusCode, 200);
+    } finally {
+      await t.close();
+    }
+  });
+});
