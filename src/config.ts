@@ -2,6 +2,7 @@
 // A bad value stops the process with a message that names the variable (ConfigError).
 // Each setting is documented in the README's settings table; test/config.test.ts checks that
 // every variable named here appears there.
+import fs from 'node:fs';
 import path from 'node:path';
 
 export class ConfigError extends Error {}
@@ -36,6 +37,12 @@ export interface Config {
   trustedProxies: string[];
   idempotencyTtlHours: number;
   webhooksEnabled: boolean;
+  /** null: development file transport (`<dataDir>/mail/*.eml`); else an smtp:// or smtps:// URL. */
+  emailUrl: string | null;
+  emailFrom: string;
+  mailproviderWebhookEnabled: boolean;
+  mailproviderTopicArn: string | null;
+  mailproviderTrustAnchorsFile: string | null;
 }
 
 function raw(env: Env, name: string): string | undefined {
@@ -158,6 +165,11 @@ export function loadConfig(env: Env = process.env): Config {
     trustedProxies: readList(env, 'SERVICE_TRUSTED_PROXIES'),
     idempotencyTtlHours: readInt(env, 'SERVICE_IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365),
     webhooksEnabled: readBool(env, 'SERVICE_WEBHOOKS_ENABLED', false),
+    emailUrl: readEmailUrl(env),
+    emailFrom: readEmailFrom(env),
+    mailproviderWebhookEnabled: readBool(env, 'SERVICE_MAILPROVIDER_WEBHOOK_ENABLED', false),
+    mailproviderTopicArn: readTopicArn(env),
+    mailproviderTrustAnchorsFile: readTrustAnchorsFile(env),
   };
 }
 
@@ -177,4 +189,40 @@ function readExtraScopes(env: Env): string[] {
     }
   }
   return scopes;
+}
+
+function readEmailUrl(env: Env): string | null {
+  const value = raw(env, 'SERVICE_EMAIL_URL');
+  if (value === undefined) return null;
+  // SES is reached through its SMTP endpoint (docs/mail.md): nodemailer's SES transport would pull in the AWS SDK.
+  if (!/^smtps?:\/\/[^/\s]+/.test(value)) {
+    throw new ConfigError('SERVICE_EMAIL_URL must be smtp://… or smtps://… (for Amazon SES use its SMTP endpoint, see docs/mail.md)');
+  }
+  return value;
+}
+
+function readEmailFrom(env: Env): string {
+  const value = raw(env, 'SERVICE_EMAIL_FROM') ?? 'svc <no-reply@localhost>';
+  // One address, optionally with a display name: `Name <a@b.c>` or `a@b.c`.
+  if (!/^([^<>@\r\n]*<[^<>\s@]+@[^<>\s@]+>|[^<>\s@]+@[^<>\s@]+)$/.test(value)) {
+    throw new ConfigError(`SERVICE_EMAIL_FROM must be an address like "Example <no-reply@example.com>", got "${value}"`);
+  }
+  return value;
+}
+
+function readTopicArn(env: Env): string | null {
+  const value = raw(env, 'SERVICE_MAILPROVIDER_TOPIC_ARN');
+  if (value === undefined) return null;
+  if (!/^arn:aws(-cn|-us-gov)?:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$/.test(value)) {
+    throw new ConfigError(`SERVICE_MAILPROVIDER_TOPIC_ARN must be an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>), got "${value}"`);
+  }
+  return value;
+}
+
+function readTrustAnchorsFile(env: Env): string | null {
+  const value = raw(env, 'SERVICE_MAILPROVIDER_TRUST_ANCHORS_FILE');
+  if (value === undefined) return null;
+  const file = path.resolve(value);
+  if (!fs.existsSync(file)) throw new ConfigError(`SERVICE_MAILPROVIDER_TRUST_ANCHORS_FILE: no file at ${file}`);
+  return file;
 }

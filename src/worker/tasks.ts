@@ -1,4 +1,5 @@
 // Every background task the worker runs. Capabilities append theirs here.
+import { mailWorkerTask } from '../mail/outbox.ts';
 import type { WorkerTask } from './worker.ts';
 
-export const WORKER_TASKS: WorkerTask[] = [];
+export const WORKER_TASKS: WorkerTask[] = [mailWorkerTask];
