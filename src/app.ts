@@ -12,7 +12,7 @@ import { OneLinePerRequest } from './http/request-log.ts';
 import { throttleRequest } from './http/throttle-hook.ts';
 import { Problem } from './http/schemas.ts';
 import { registerProductRoutes } from './products/routes.ts';
-import { registerTeamReadRoutes } from './teams/routes.ts';
+import { registerTeamRoutes } from './teams/routes.ts';
 import { PatResolver } from './tokens/pats.ts';
 
 export const isApiPath = (url: string) => url.startsWith('/api/');
@@ -51,7 +51,7 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
   await registerOpenApi(app, ctx);
   registerHealthRoutes(app, ctx);
   registerMeRoutes(app, ctx);
-  registerTeamReadRoutes(app, ctx);
+  registerTeamRoutes(app, ctx);
   registerProductRoutes(app, ctx);
   return app;
 }

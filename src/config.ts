@@ -37,6 +37,8 @@ export interface Config {
   trustedProxies: string[];
   idempotencyTtlHours: number;
   webhooksEnabled: boolean;
+  /** Lifetime of a team invitation's accept link (SERVICE_INVITATION_TTL_SECONDS). */
+  invitationTtlSeconds: number;
   /** null: development file transport (`<dataDir>/mail/*.eml`); else an smtp:// or smtps:// URL. */
   emailUrl: string | null;
   emailFrom: string;
@@ -165,6 +167,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustedProxies: readList(env, 'SERVICE_TRUSTED_PROXIES'),
     idempotencyTtlHours: readInt(env, 'SERVICE_IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365),
     webhooksEnabled: readBool(env, 'SERVICE_WEBHOOKS_ENABLED', false),
+    invitationTtlSeconds: readInt(env, 'SERVICE_INVITATION_TTL_SECONDS', 7 * 24 * 3600, 1, 90 * 24 * 3600),
     emailUrl: readEmailUrl(env),
     emailFrom: readEmailFrom(env),
     mailproviderWebhookEnabled: readBool(env, 'SERVICE_MAILPROVIDER_WEBHOOK_ENABLED', false),

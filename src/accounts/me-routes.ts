@@ -1,7 +1,13 @@
 import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
 import type { AppContext, TypedApp } from '../app-context.ts';
-import { authErrors } from '../http/schemas.ts';
-import { profileOf } from './users.ts';
+import { badRequest, type FieldError } from '../http/problem.ts';
+import { ProblemRef, authErrors } from '../http/schemas.ts';
+import { activeTeamIdsOfUser } from '../teams/teams.ts';
+import { containsLink, hasControlCharacters } from '../util/links.ts';
+import { nowIso } from '../util/time.ts';
+import { dispatch } from '../webhooks/dispatch.ts';
+import { profileOf, toAuthUser } from './users.ts';
 
 export const Profile = Type.Object(
   {
@@ -14,7 +20,48 @@ export const Profile = Type.Object(
   { $id: 'Profile' },
 );
 
-export function registerMeRoutes(app: TypedApp, _ctx: AppContext) {
+/** The profile fields a user may change, in the order `changed_fields` lists them. */
+const EDITABLE = ['first_name', 'last_name', 'display_name'] as const;
+type Editable = (typeof EDITABLE)[number];
+/** Fields of the profile that exist but cannot be changed here (e-mail changes need re-verification). */
+const READ_ONLY = ['id', 'email'];
+export const NAME_MAX_LENGTH = 150;
+
+const NameField = (description: string) =>
+  Type.Optional(Type.String({ maxLength: NAME_MAX_LENGTH, description: `${description}; trimmed; no links or control characters` }));
+
+const ProfileUpdate = Type.Object(
+  { first_name: NameField('Given name'), last_name: NameField('Family name'), display_name: NameField('Name shown to others') },
+  { additionalProperties: false },
+);
+
+/** Read-only fields get their own message instead of the generic "Unknown field.". */
+async function refuseReadOnlyFields(request: FastifyRequest) {
+  const body = request.body;
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return;
+  const present = READ_ONLY.filter((field) => Object.hasOwn(body, field));
+  if (present.length > 0) {
+    throw badRequest('Request is invalid.', present.map((field) => ({ field, message: 'This field is read-only.' })));
+  }
+}
+
+/** Trims the given names and refuses links and control characters (names are shown to other people). */
+function cleanNames(body: Partial<Record<Editable, string>>): Partial<Record<Editable, string>> {
+  const errors: FieldError[] = [];
+  const clean: Partial<Record<Editable, string>> = {};
+  for (const field of EDITABLE) {
+    const value = body[field];
+    if (value === undefined) continue;
+    const text = value.trim();
+    if (hasControlCharacters(text)) errors.push({ field, message: 'Control characters are not allowed.' });
+    else if (containsLink(text)) errors.push({ field, message: 'Names cannot contain links.' });
+    else clean[field] = text;
+  }
+  if (errors.length > 0) throw badRequest('Request is invalid.', errors);
+  return clean;
+}
+
+export function registerMeRoutes(app: TypedApp, ctx: AppContext) {
   app.addSchema(Profile);
   app.get(
     '/api/v1/me/',
@@ -28,5 +75,41 @@ export function registerMeRoutes(app: TypedApp, _ctx: AppContext) {
       },
     },
     async (request) => profileOf(request.principal!.user),
+  );
+
+  app.patch(
+    '/api/v1/me/',
+    {
+      config: { scopes: ['write:profile'] },
+      preValidation: refuseReadOnlyFields,
+      schema: {
+        operationId: 'updateMe',
+        summary: "Update the authenticated user's names",
+        description:
+          'Only the fields sent change. A real change emits `user.profile.updated` to every active team of the ' +
+          'user; a request that changes nothing emits nothing. `id` and `email` are read-only (400).',
+        tags: ['profile'],
+        body: ProfileUpdate,
+        response: { 200: Type.Ref('Profile'), 400: { ...ProblemRef, description: 'Unknown or read-only field, too long, or a link in a name' }, ...authErrors },
+      },
+    },
+    async (request) => {
+      const userId = request.principal!.user.id;
+      const wanted = cleanNames(request.body as Partial<Record<Editable, string>>);
+      const row = await ctx.db.kysely.transaction().execute(async (trx) => {
+        const current = await trx.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirstOrThrow();
+        const changed = EDITABLE.filter((field) => wanted[field] !== undefined && wanted[field] !== current[field]);
+        if (changed.length === 0) return current;
+        const updatedAt = nowIso();
+        const changes = Object.fromEntries(changed.map((field) => [field, wanted[field]!]));
+        await trx.updateTable('users').set({ ...changes, updated_at: updatedAt }).where('id', '=', userId).execute();
+        // A user-level event goes to every active team of the user (SPEC "Events", rule 2), one event each.
+        for (const teamId of await activeTeamIdsOfUser(trx, userId)) {
+          await dispatch(ctx, trx, teamId, 'user.profile.updated', { user_id: userId, changed_fields: changed, updated_at: updatedAt });
+        }
+        return { ...current, ...changes, updated_at: updatedAt };
+      });
+      return profileOf(toAuthUser(row));
+    },
   );
 }

@@ -116,11 +116,28 @@ export interface MailSuppressionsTable {
   release_reason: string | null;
 }
 
+export interface InvitationsTable {
+  id: string;
+  team_id: string;
+  email: string;
+  role: 'admin' | 'member';
+  message: string | null;
+  /** SHA-256 (hex) of the single-use accept token; the raw token exists only in the e-mail. */
+  token_hash: string;
+  status: 'pending' | 'accepted' | 'revoked' | 'replaced';
+  invited_by: number | null;
+  accepted_by: number | null;
+  created_at: string;
+  expires_at: string;
+  closed_at: string | null;
+}
+
 export interface Database {
   events: EventsTable;
   users: UsersTable;
   teams: TeamsTable;
   memberships: MembershipsTable;
+  invitations: InvitationsTable;
   personal_access_tokens: PersonalAccessTokensTable;
   products: ProductsTable;
   mail_outbox: MailOutboxTable;

@@ -1,37 +1,42 @@
+// The teams API: list/read teams and members, create and update teams. Member management is in
+// member-routes.ts, invitations in invitation-routes.ts.
 import { Type } from '@sinclair/typebox';
 import type { AppContext, TypedApp } from '../app-context.ts';
 import { pageEnvelope, pageRequest } from '../http/pagination.ts';
-import { notFound } from '../http/problem.ts';
-import { DateTime, PageOf, PageQuery, ProblemRef, authErrors } from '../http/schemas.ts';
-import { listMembers, listTeamsOfUser, teamForMember } from './teams.ts';
+import { forbidden, notFound } from '../http/problem.ts';
+import { PageOf, PageQuery, ProblemRef, authErrors } from '../http/schemas.ts';
+import { asProblem } from './http.ts';
+import { registerInvitationRoutes } from './invitation-routes.ts';
+import { registerMemberRoutes } from './member-routes.ts';
+import { refuseTeamUpdate } from './policy.ts';
+import {
+  CreateTeamBody,
+  Invitation,
+  Member,
+  Team,
+  TeamParams,
+  TeamSummary,
+  UpdateTeamBody,
+  badRequestResponse,
+  conflictResponse,
+  notFoundResponse,
+} from './schemas.ts';
+import { createTeam, listMembers, listTeamsOfUser, teamForMember, updateTeam } from './teams.ts';
 
-const RoleSchema = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]);
-const TeamSummary = Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String(), slug: Type.String(), role: RoleSchema });
-export const Team = Type.Object(
-  {
-    id: Type.String({ format: 'uuid' }),
-    name: Type.String(),
-    slug: Type.String(),
-    role: RoleSchema,
-    created_at: DateTime,
-    updated_at: DateTime,
-  },
-  { $id: 'Team' },
-);
-const Member = Type.Object({
-  id: Type.Integer({ description: 'User id' }),
-  email: Type.String(),
-  first_name: Type.String(),
-  last_name: Type.String(),
-  display_name: Type.String(),
-  role: RoleSchema,
-  joined_at: DateTime,
-});
-const TeamParams = Type.Object({ id: Type.String({ description: 'Team UUID' }) });
-const notFoundResponse = { 404: { ...ProblemRef, description: 'Unknown team, or not a member' } };
+export { Team };
 
-export function registerTeamReadRoutes(app: TypedApp, { db, config }: AppContext) {
+/** Every teams route: reads, team writes, members, invitations. */
+export function registerTeamRoutes(app: TypedApp, ctx: AppContext) {
   app.addSchema(Team);
+  app.addSchema(Member);
+  app.addSchema(Invitation);
+  registerTeamReadRoutes(app, ctx);
+  registerTeamWriteRoutes(app, ctx);
+  registerMemberRoutes(app, ctx);
+  registerInvitationRoutes(app, ctx);
+}
+
+function registerTeamReadRoutes(app: TypedApp, { db, config }: AppContext) {
   app.get(
     '/api/v1/teams/',
     {
@@ -80,7 +85,7 @@ export function registerTeamReadRoutes(app: TypedApp, { db, config }: AppContext
         tags: ['teams'],
         params: TeamParams,
         querystring: PageQuery,
-        response: { 200: PageOf(Member), ...authErrors, ...notFoundResponse },
+        response: { 200: PageOf(Type.Ref('Member')), ...authErrors, ...notFoundResponse },
       },
     },
     async (request) => {
@@ -89,6 +94,63 @@ export function registerTeamReadRoutes(app: TypedApp, { db, config }: AppContext
       const paging = pageRequest(request);
       const { count, rows } = await listMembers(db.kysely, team.id, paging.limit, paging.offset);
       return pageEnvelope(config.baseUrl, request, paging, count, rows);
+    },
+  );
+}
+
+function registerTeamWriteRoutes(app: TypedApp, { db, config }: AppContext) {
+  app.post(
+    '/api/v1/teams/',
+    {
+      config: { scopes: ['write:teams'] },
+      schema: {
+        operationId: 'createTeam',
+        summary: 'Create a team; the caller becomes its owner',
+        tags: ['teams'],
+        body: CreateTeamBody,
+        response: {
+          201: Type.Ref('Team'),
+          ...badRequestResponse,
+          ...authErrors,
+          ...conflictResponse('The slug is taken'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const userId = request.principal!.user.id;
+      const created = await createTeam(db.kysely, { ...request.body, ownerId: userId }).catch(asProblem);
+      const team = await teamForMember(db.kysely, created.id, userId);
+      return reply.code(201).header('Location', `${config.baseUrl}/api/v1/teams/${created.id}/`).send(team);
+    },
+  );
+
+  app.patch(
+    '/api/v1/teams/:id/',
+    {
+      config: { scopes: ['write:teams'] },
+      schema: {
+        operationId: 'updateTeam',
+        summary: "Rename a team or change its slug (owner or admin)",
+        tags: ['teams'],
+        params: TeamParams,
+        body: UpdateTeamBody,
+        response: {
+          200: Type.Ref('Team'),
+          ...badRequestResponse,
+          ...authErrors,
+          ...notFoundResponse,
+          ...conflictResponse('The slug is taken'),
+        },
+      },
+    },
+    async (request) => {
+      const userId = request.principal!.user.id;
+      const team = await teamForMember(db.kysely, request.params.id, userId);
+      if (!team) throw notFound();
+      const refusal = refuseTeamUpdate(team.role);
+      if (refusal) throw forbidden(refusal);
+      await updateTeam(db.kysely, team.id, request.body).catch(asProblem);
+      return teamForMember(db.kysely, team.id, userId);
     },
   );
 }

@@ -1,14 +1,17 @@
 // Teams and memberships: the tenant scope. Other folders call these functions, never the tables.
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
+import type { AppContext } from '../app-context.ts';
 import type { Database } from '../db/schema.ts';
 import { nowIso } from '../util/time.ts';
+import { dispatch } from '../webhooks/dispatch.ts';
+import { isUniqueViolation } from './db-errors.ts';
 
 export type Role = 'owner' | 'admin' | 'member';
 export const ROLES: readonly Role[] = ['owner', 'admin', 'member'];
 
 export class TeamError extends Error {
-  readonly code: 'slug_taken' | 'invalid' | 'not_found' | 'already_member';
+  readonly code: 'slug_taken' | 'invalid' | 'not_found' | 'already_member' | 'forbidden' | 'last_owner' | 'gone';
   constructor(code: TeamError['code'], message: string) {
     super(message);
     this.code = code;
@@ -18,6 +21,7 @@ export class TeamError extends Error {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (value: string) => UUID.test(value);
 export const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?$/;
+export const NAME_MAX = 100;
 
 export function slugify(name: string): string {
   const slug = name
@@ -59,27 +63,66 @@ export interface TeamRow {
 /** Creates a team with its first owner in one transaction. An explicit slug that is taken → slug_taken. */
 export async function createTeam(db: Kysely<Database>, input: { name: string; slug?: string; ownerId: number }): Promise<TeamRow> {
   const name = input.name.trim();
-  if (!name || name.length > 100) throw new TeamError('invalid', 'A team name is 1 to 100 characters.');
+  if (!name || name.length > NAME_MAX) throw new TeamError('invalid', `A team name is 1 to ${NAME_MAX} characters.`);
   if (input.slug !== undefined && !SLUG.test(input.slug)) {
     throw new TeamError('invalid', 'A slug is 1 to 50 lowercase letters, digits and inner hyphens.');
   }
-  return db.transaction().execute(async (trx) => {
-    if (input.slug !== undefined && (await slugTaken(trx, input.slug))) {
-      throw new TeamError('slug_taken', `The slug "${input.slug}" is already taken.`);
+  // The slug check gives the friendly answer; the unique index settles a race between two creators.
+  // A derived slug that lost such a race is derived again (the loser gets `acme-2`).
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction().execute(async (trx) => {
+        if (input.slug !== undefined && (await slugTaken(trx, input.slug))) throw slugTakenError(input.slug);
+        const now = nowIso();
+        const team: TeamRow = {
+          id: randomUUID(),
+          name,
+          slug: input.slug ?? (await freeSlugFor(trx, name)),
+          is_active: 1,
+          created_at: now,
+          updated_at: now,
+        };
+        await trx.insertInto('teams').values(team).execute();
+        // The creator's membership emits no team.member.added: nobody else joined, and no webhook
+        // subscription can exist on a team that did not exist a moment ago (docs/teams.md).
+        await trx.insertInto('memberships').values({ team_id: team.id, user_id: input.ownerId, role: 'owner', joined_at: now }).execute();
+        return team;
+      });
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      if (input.slug !== undefined) throw slugTakenError(input.slug);
+      if (attempt >= 3) throw error;
     }
-    const now = nowIso();
-    const team: TeamRow = {
-      id: randomUUID(),
-      name,
-      slug: input.slug ?? (await freeSlugFor(trx, name)),
-      is_active: 1,
-      created_at: now,
-      updated_at: now,
-    };
-    await trx.insertInto('teams').values(team).execute();
-    await trx.insertInto('memberships').values({ team_id: team.id, user_id: input.ownerId, role: 'owner', joined_at: now }).execute();
-    return team;
-  });
+  }
+}
+
+const slugTakenError = (slug: string) => new TeamError('slug_taken', `The slug "${slug}" is already taken.`);
+
+/** Renames a team and/or changes its slug; a slug taken by another team → slug_taken. */
+export async function updateTeam(db: Kysely<Database>, teamId: string, input: { name?: string; slug?: string }): Promise<void> {
+  const changes: { name?: string; slug?: string } = {};
+  if (input.name !== undefined) {
+    const name = input.name.trim();
+    if (!name || name.length > NAME_MAX) throw new TeamError('invalid', `A team name is 1 to ${NAME_MAX} characters.`);
+    changes.name = name;
+  }
+  if (input.slug !== undefined) {
+    if (!SLUG.test(input.slug)) throw new TeamError('invalid', 'A slug is 1 to 50 lowercase letters, digits and inner hyphens.');
+    changes.slug = input.slug;
+  }
+  if (Object.keys(changes).length === 0) return;
+  try {
+    await db.transaction().execute(async (trx) => {
+      if (changes.slug !== undefined) {
+        const holder = await trx.selectFrom('teams').select('id').where('slug', '=', changes.slug).executeTakeFirst();
+        if (holder && holder.id !== teamId) throw slugTakenError(changes.slug);
+      }
+      await trx.updateTable('teams').set({ ...changes, updated_at: nowIso() }).where('id', '=', teamId).execute();
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw slugTakenError(changes.slug ?? '');
+    throw error;
+  }
 }
 
 export async function findTeamByIdOrSlug(db: Db, idOrSlug: string): Promise<TeamRow | undefined> {
@@ -91,16 +134,59 @@ export async function setTeamActive(db: Db, teamId: string, active: boolean): Pr
   await db.updateTable('teams').set({ is_active: active ? 1 : 0, updated_at: nowIso() }).where('id', '=', teamId).execute();
 }
 
-/** Adds a member; a user who is already a member → already_member. */
-export async function addMember(db: Db, teamId: string, userId: number, role: Role): Promise<void> {
-  const existing = await db
-    .selectFrom('memberships')
-    .select('id')
-    .where('team_id', '=', teamId)
-    .where('user_id', '=', userId)
+/** What dispatching an event needs from the application context. */
+export type EventContext = Pick<AppContext, 'config' | 'wake'>;
+
+/**
+ * Makes a user a member inside the caller's transaction and emits `team.member.added` there too
+ * (unless `ctx` is null: fixtures only).
+ * Race-safe: the unique (team, user) constraint decides, not a prior read; returns false when the
+ * user already was a member (nothing written, no event).
+ */
+export async function joinTeam(
+  ctx: EventContext | null,
+  trx: Transaction<Database>,
+  teamId: string,
+  user: { id: number; email: string },
+  role: Role,
+): Promise<boolean> {
+  const inserted = await trx
+    .insertInto('memberships')
+    .values({ team_id: teamId, user_id: user.id, role, joined_at: nowIso() })
+    .onConflict((oc) => oc.columns(['team_id', 'user_id']).doNothing())
+    .returning('id')
     .executeTakeFirst();
-  if (existing) throw new TeamError('already_member', 'That user is already a member of the team.');
-  await db.insertInto('memberships').values({ team_id: teamId, user_id: userId, role, joined_at: nowIso() }).execute();
+  if (!inserted) return false;
+  if (ctx) await dispatch(ctx, trx, teamId, 'team.member.added', { user_id: user.id, email: user.email, role });
+  return true;
+}
+
+/**
+ * Adds a member; a user who is already a member → already_member. With `events` (the CLI's
+ * `svc team add-member`), `team.member.added` is emitted in the same transaction; test fixtures
+ * call it without.
+ */
+export async function addMember(db: Kysely<Database>, teamId: string, userId: number, role: Role, events?: EventContext): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const user = await trx.selectFrom('users').select(['id', 'email']).where('id', '=', userId).executeTakeFirst();
+    if (!user) throw new TeamError('not_found', 'No such user.');
+    if (!(await joinTeam(events ?? null, trx, teamId, user, role))) {
+      throw new TeamError('already_member', 'That user is already a member of the team.');
+    }
+  });
+}
+
+/** Ids of the active teams a user belongs to (user-level events go to each of them). */
+export async function activeTeamIdsOfUser(db: Db, userId: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('memberships as m')
+    .innerJoin('teams as t', 't.id', 'm.team_id')
+    .select('t.id')
+    .where('m.user_id', '=', userId)
+    .where('t.is_active', '=', 1)
+    .orderBy('t.id')
+    .execute();
+  return rows.map((row) => row.id);
 }
 
 /** The caller's view of an active team they belong to, or undefined (unknown, inactive, not a member). */

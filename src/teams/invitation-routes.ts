@@ -1,0 +1,164 @@
+// Invitations API: create (Idempotency-Key capable), list and revoke for owners and admins; accept
+// for the invited user. The browser side of accepting is pages.ts (/invitations/<token>/).
+import { Type } from '@sinclair/typebox';
+import type { AppContext, TypedApp } from '../app-context.ts';
+import { isValidEmail, normaliseEmail } from '../accounts/email.ts';
+import { pageEnvelope, pageRequest } from '../http/pagination.ts';
+import { badRequest, forbidden, notFound } from '../http/problem.ts';
+import { PageOf, PageQuery, ProblemRef, authErrors } from '../http/schemas.ts';
+import { containsLink } from '../util/links.ts';
+import { asProblem } from './http.ts';
+import { acceptInvitation, createInvitation, listInvitations, revokeInvitation, type InvitableRole } from './invitations.ts';
+import { refuseInvitationAccess, refuseInvite } from './policy.ts';
+import {
+  AcceptInvitationBody,
+  CreateInvitationBody,
+  InvitationParams,
+  InvitationsParams,
+  badRequestResponse,
+  conflictResponse,
+  notFoundResponse,
+} from './schemas.ts';
+import { isUuid, teamForMember } from './teams.ts';
+
+/** Trims the optional message; refuses links and control characters other than line breaks. */
+function cleanMessage(message: string | undefined): string | null {
+  const text = message?.replace(/\r\n?/g, '\n').trim();
+  if (!text) return null;
+  if (/[\u0000-\u0009\u000b-\u001f\u007f]/.test(text)) {
+    throw badRequest('Request is invalid.', [{ field: 'message', message: 'Control characters are not allowed.' }]);
+  }
+  if (containsLink(text)) {
+    throw badRequest('Request is invalid.', [{ field: 'message', message: 'Links are not allowed in the message.' }]);
+  }
+  return text;
+}
+
+export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
+  const { db, config } = ctx;
+
+  /** The caller's team if they may manage its invitations: 404 for non-members, 403 for members. */
+  async function managedTeam(teamId: string, userId: number) {
+    const team = await teamForMember(db.kysely, teamId, userId);
+    if (!team) throw notFound();
+    const refusal = refuseInvitationAccess(team.role);
+    if (refusal) throw forbidden(refusal);
+    return team;
+  }
+
+  app.post(
+    '/api/v1/teams/:team_id/invitations/',
+    {
+      config: { scopes: ['write:teams'] },
+      schema: {
+        operationId: 'createTeamInvitation',
+        summary: 'Invite an e-mail address to the team (owners: admin or member; admins: member). Sends the e-mail',
+        description:
+          'Replaces a pending invitation for the same address (its link stops working). Supports the ' +
+          '`Idempotency-Key` header: a retry with the same key and body replays the first answer.',
+        tags: ['invitations'],
+        params: InvitationsParams,
+        body: CreateInvitationBody,
+        response: {
+          201: Type.Ref('Invitation'),
+          ...badRequestResponse,
+          ...authErrors,
+          ...notFoundResponse,
+          ...conflictResponse('The address already belongs to a member (or the Idempotency-Key was reused with another body)'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const inviter = request.principal!.user;
+      const team = await teamForMember(db.kysely, request.params.team_id, inviter.id);
+      if (!team) throw notFound();
+      const email = normaliseEmail(request.body.email);
+      if (!isValidEmail(email)) throw badRequest('Request is invalid.', [{ field: 'email', message: 'Not a valid e-mail address.' }]);
+      // The type provider reads schemas with `typebox`, not `@sinclair/typebox`, so it cannot see the
+      // string enum's static type; the schema has already validated the value.
+      const role = request.body.role as InvitableRole;
+      const refusal = refuseInvite(team.role, role);
+      if (refusal) throw forbidden(refusal);
+      const invitation = await createInvitation(ctx, {
+        team,
+        inviter,
+        email,
+        role,
+        message: cleanMessage(request.body.message),
+      }).catch(asProblem);
+      return reply.code(201).send(invitation);
+    },
+  );
+
+  app.get(
+    '/api/v1/teams/:team_id/invitations/',
+    {
+      config: { scopes: ['read:teams', 'write:teams'] },
+      schema: {
+        operationId: 'listTeamInvitations',
+        summary: "The team's open invitations (pending or expired), newest first (owner or admin)",
+        tags: ['invitations'],
+        params: InvitationsParams,
+        querystring: PageQuery,
+        response: { 200: PageOf(Type.Ref('Invitation')), ...authErrors, ...notFoundResponse },
+      },
+    },
+    async (request) => {
+      const team = await managedTeam(request.params.team_id, request.principal!.user.id);
+      const paging = pageRequest(request);
+      const { count, rows } = await listInvitations(db.kysely, team.id, paging.limit, paging.offset);
+      return pageEnvelope(config.baseUrl, request, paging, count, rows);
+    },
+  );
+
+  app.delete(
+    '/api/v1/teams/:team_id/invitations/:id/',
+    {
+      config: { scopes: ['write:teams'] },
+      schema: {
+        operationId: 'revokeTeamInvitation',
+        summary: 'Revoke a pending invitation; its link stops working (owner or admin). 204 on success',
+        tags: ['invitations'],
+        params: InvitationParams,
+        response: {
+          204: Type.Null({ description: 'Revoked' }),
+          ...authErrors,
+          404: { ...ProblemRef, description: 'Unknown team or invitation, or the invitation is no longer pending' },
+        },
+      },
+    },
+    async (request, reply) => {
+      const team = await managedTeam(request.params.team_id, request.principal!.user.id);
+      if (!isUuid(request.params.id)) throw notFound('No pending invitation has that id.');
+      await revokeInvitation(db.kysely, team.id, request.params.id.toLowerCase()).catch(asProblem);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/api/v1/invitations/accept/',
+    {
+      config: { scopes: ['write:teams'] },
+      schema: {
+        operationId: 'acceptTeamInvitation',
+        summary: "Accept an invitation with the token from its link; the caller's verified e-mail must be the invited address",
+        tags: ['invitations'],
+        body: AcceptInvitationBody,
+        response: {
+          200: Type.Ref('Team'),
+          ...badRequestResponse,
+          ...authErrors,
+          403: { ...ProblemRef, description: 'The invitation is for another address, or the e-mail is not verified (or the scope is missing)' },
+          404: { ...ProblemRef, description: 'The token is not valid' },
+          ...conflictResponse('The caller is already a member'),
+          410: { ...ProblemRef, description: 'The invitation was used, revoked, replaced, or has expired' },
+        },
+      },
+    },
+    async (request) => {
+      const userId = request.principal!.user.id;
+      const { team } = await acceptInvitation(ctx, request.body.token, userId).catch(asProblem);
+      return teamForMember(db.kysely, team.id, userId);
+    },
+  );
+}

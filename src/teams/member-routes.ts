@@ -1,0 +1,56 @@
+// Member management: change a member's role, remove a member (or leave). Rules in policy.ts.
+import { Type } from '@sinclair/typebox';
+import type { AppContext, TypedApp } from '../app-context.ts';
+import { notFound } from '../http/problem.ts';
+import { ProblemRef, authErrors } from '../http/schemas.ts';
+import { asProblem } from './http.ts';
+import { changeRole, removeMember } from './members.ts';
+import { ChangeRoleBody, MemberParams, badRequestResponse, conflictResponse } from './schemas.ts';
+import { teamForMember, type Role } from './teams.ts';
+
+const notFoundMember = { 404: { ...ProblemRef, description: 'Unknown team, the caller is not a member, or the user is not a member' } };
+const lastOwner = conflictResponse('The change would leave the team without an owner');
+
+export function registerMemberRoutes(app: TypedApp, { db }: AppContext) {
+  app.patch(
+    '/api/v1/teams/:id/members/:user_id/',
+    {
+      config: { scopes: ['write:teams'] },
+      schema: {
+        operationId: 'changeTeamMemberRole',
+        summary: "Change a member's role (owners: anyone; admins: members only, and only to member)",
+        tags: ['teams'],
+        params: MemberParams,
+        body: ChangeRoleBody,
+        response: { 200: Type.Ref('Member'), ...badRequestResponse, ...authErrors, ...notFoundMember, ...lastOwner },
+      },
+    },
+    async (request) => {
+      const actorId = request.principal!.user.id;
+      const team = await teamForMember(db.kysely, request.params.id, actorId);
+      if (!team) throw notFound();
+      return changeRole(db.kysely, team.id, actorId, request.params.user_id, request.body.role as Role) // validated by the schema's enum.catch(asProblem);
+    },
+  );
+
+  app.delete(
+    '/api/v1/teams/:id/members/:user_id/',
+    {
+      config: { scopes: ['write:teams'] },
+      schema: {
+        operationId: 'removeTeamMember',
+        summary: 'Remove a member (owners: anyone; admins: members; anyone: themself). 204 on success',
+        tags: ['teams'],
+        params: MemberParams,
+        response: { 204: Type.Null({ description: 'Removed' }), ...badRequestResponse, ...authErrors, ...notFoundMember, ...lastOwner },
+      },
+    },
+    async (request, reply) => {
+      const actorId = request.principal!.user.id;
+      const team = await teamForMember(db.kysely, request.params.id, actorId);
+      if (!team) throw notFound();
+      await removeMember(db.kysely, team.id, actorId, request.params.user_id).catch(asProblem);
+      return reply.code(204).send(null);
+    },
+  );
+}
