@@ -4,6 +4,7 @@
 // every variable named here appears there.
 import fs from 'node:fs';
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 
 export class ConfigError extends Error {}
 
@@ -31,6 +32,8 @@ export interface Config {
   extraScopes: string[];
   patEmptyScopesFullAccess: boolean;
   redisUrl: string | null;
+  /** Prefix of every Redis key the service writes, so several deployments can share one Redis. */
+  redisKeyPrefix: string;
   throttleAnon: RateSpec;
   throttleUser: RateSpec;
   throttleAuth: RateSpec;
@@ -135,6 +138,25 @@ function readSecretKey(env: Env, nodeEnv: NodeEnv): string | null {
   return value;
 }
 
+function readRedisKeyPrefix(env: Env): string {
+  const value = raw(env, 'REDIS_KEY_PREFIX') ?? 'svc:';
+  if (!/^[A-Za-z0-9_:.-]{1,64}$/.test(value)) {
+    throw new ConfigError(`REDIS_KEY_PREFIX must be 1 to 64 letters, digits or _ : . -, got "${value}"`);
+  }
+  return value;
+}
+
+/** Proxy addresses or CIDR ranges (IPv4 or IPv6) whose X-Forwarded-For is believed. */
+function readTrustedProxies(env: Env): string[] {
+  const entries = readList(env, 'SERVICE_TRUSTED_PROXIES');
+  for (const entry of entries) {
+    if (!ipaddr.isValid(entry) && !ipaddr.isValidCIDR(entry)) {
+      throw new ConfigError(`SERVICE_TRUSTED_PROXIES has "${entry}", which is neither an IP address nor a CIDR range`);
+    }
+  }
+  return entries;
+}
+
 function readRedisUrl(env: Env): string | null {
   const value = raw(env, 'REDIS_URL');
   if (value === undefined) return null;
@@ -164,7 +186,8 @@ export function loadConfig(env: Env = process.env): Config {
     throttleAnon: readRate(env, 'SERVICE_THROTTLE_ANON', '100/hour'),
     throttleUser: readRate(env, 'SERVICE_THROTTLE_USER', '1000/hour'),
     throttleAuth: readRate(env, 'SERVICE_THROTTLE_AUTH', '30/minute'),
-    trustedProxies: readList(env, 'SERVICE_TRUSTED_PROXIES'),
+    redisKeyPrefix: readRedisKeyPrefix(env),
+    trustedProxies: readTrustedProxies(env),
     idempotencyTtlHours: readInt(env, 'SERVICE_IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365),
     webhooksEnabled: readBool(env, 'SERVICE_WEBHOOKS_ENABLED', false),
     invitationTtlSeconds: readInt(env, 'SERVICE_INVITATION_TTL_SECONDS', 7 * 24 * 3600, 1, 90 * 24 * 3600),

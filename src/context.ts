@@ -6,6 +6,7 @@ import type { Config } from './config.ts';
 import { openDb } from './db/connection.ts';
 import { Authenticator } from './http/auth.ts';
 import { ScopeRegistry } from './http/scopes.ts';
+import { Throttle } from './http/throttle.ts';
 import { ensureSecretKey } from './secrets.ts';
 
 export function createContext(config: Config): AppContext {
@@ -16,6 +17,7 @@ export function createContext(config: Config): AppContext {
     db: openDb(resolved.databaseUrl),
     authenticator: new Authenticator(resolved.baseUrl),
     scopes: new ScopeRegistry(resolved.extraScopes),
+    throttle: new Throttle(resolved),
     wake: new EventEmitter().setMaxListeners(0),
   };
 }

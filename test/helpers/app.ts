@@ -1,5 +1,6 @@
 // Starts the real app on a fresh database. Most tests use `inject` (Fastify's in-process HTTP);
 // `listen()` gives a real socket for tests that need one.
+import { randomBytes } from 'node:crypto';
 import type { AppContext, TypedApp } from '../../src/app-context.ts';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -38,6 +39,10 @@ export function testEnv(database: TestDatabase, extra: Record<string, string> = 
     SECRET_KEY: TEST_SECRET_KEY,
     BASE_URL: 'http://testserver',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // With TEST_REDIS_URL the throttle counts in Redis, under a key prefix of this app's own.
+    ...(process.env.TEST_REDIS_URL
+      ? { REDIS_URL: process.env.TEST_REDIS_URL, REDIS_KEY_PREFIX: `test:${randomBytes(6).toString('hex')}:` }
+      : {}),
     ...extra,
   };
 }

@@ -1,0 +1,53 @@
+// The throttle as an HTTP concern: which bucket a request counts against, the X-RateLimit-*
+// headers on every /api/ answer, and the 429 problem. app.ts calls throttleRequest() in its
+// onRequest hook right after authentication, for every /api/ path (unknown paths included).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config.ts';
+import { clientAddress } from './client-address.ts';
+import { HttpProblem } from './problem.ts';
+import { throttledDetail, type RateResult, type Throttle } from './throttle.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * 'auth': a credential-issuing route; it counts against the per-address SERVICE_THROTTLE_AUTH
+     * bucket instead of the user or anonymous one.
+     */
+    throttle?: 'auth';
+  }
+}
+
+/** The 429 answer: Retry-After and the SPEC's exact detail sentence. */
+export function throttledProblem(result: RateResult): HttpProblem {
+  const seconds = Math.max(1, result.resetSeconds);
+  return new HttpProblem(429, throttledDetail(seconds), { headers: { 'Retry-After': String(seconds) } });
+}
+
+/** Sets the three X-RateLimit-* headers (without building a header object per request). */
+export function setRateLimitHeaders(reply: FastifyReply, result: RateResult): void {
+  reply.header('X-RateLimit-Limit', result.limit);
+  reply.header('X-RateLimit-Remaining', result.remaining);
+  reply.header('X-RateLimit-Reset', result.resetSeconds);
+}
+
+/**
+ * Counts the request: a route marked `config: { throttle: 'auth' }` in the auth bucket of the
+ * client address; an authenticated request in its user's bucket; anything else (no credential, or
+ * an invalid one, so that guessing tokens is throttled) in the anonymous bucket of the address.
+ * Throws the 429 problem when over the limit, so the route does not run.
+ */
+export async function throttleRequest(
+  throttle: Throttle,
+  config: Config,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<void> {
+  const result =
+    request.routeOptions.config.throttle === 'auth'
+      ? await throttle.consume('auth', clientAddress(config, request.raw))
+      : request.principal
+        ? await throttle.consume('user', String(request.principal.user.id))
+        : await throttle.consume('anon', clientAddress(config, request.raw));
+  setRateLimitHeaders(reply, result);
+  if (!result.allowed) throw throttledProblem(result);
+}
