@@ -10,7 +10,6 @@ import { registerOpenApi } from './http/openapi.ts';
 import { requestIdFor } from './http/request-id.ts';
 import { OneLinePerRequest } from './http/request-log.ts';
 import { throttleRequest } from './http/throttle-hook.ts';
-import { throttleRequest } from './http/throttle-hook.ts';
 import { Problem } from './http/schemas.ts';
 import { registerProductRoutes } from './products/routes.ts';
 import { registerTeamRoutes } from './teams/routes.ts';
