@@ -12,9 +12,18 @@ export interface Running {
 
 export async function serve(ctx: AppContext, options: { worker: boolean; print?: (line: string) => void }): Promise<Running> {
   const { config } = ctx;
-  await migrateToLatest(ctx.db);
-  const app = await buildApp(ctx);
-  await app.listen({ port: config.port, host: config.host });
+  let app: Awaited<ReturnType<typeof buildApp>> | null = null;
+  try {
+    await migrateToLatest(ctx.db);
+    app = await buildApp(ctx);
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    // A failed start (port taken, database down) must not leave a pool or server keeping the
+    // process alive: the CLI reports the error and exits 1.
+    await app?.close().catch(() => {});
+    await ctx.db.close().catch(() => {});
+    throw error;
+  }
   const worker = options.worker ? startWorker(ctx, WORKER_TASKS) : null;
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

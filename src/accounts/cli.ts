@@ -1,6 +1,6 @@
 import { CommandError, UsageError, optional, required, type Command } from '../cli/framework.ts';
 import { isValidEmail, normaliseEmail } from './email.ts';
-import { UserError, createUser, setUserActive } from './users.ts';
+import { MIN_PASSWORD_LENGTH, UserError, createUser, setUserActive } from './users.ts';
 
 function validEmail(value: string): string {
   if (!isValidEmail(normaliseEmail(value))) throw new UsageError(`--email "${value}" is not a valid e-mail address`);
@@ -22,6 +22,8 @@ const userCreate: Command = {
   async run(values, { open }, io) {
     const email = validEmail(required(values, 'email'));
     const password = required(values, 'password');
+    // A bad argument (exit 2), checked before the database is opened.
+    if (password.length < MIN_PASSWORD_LENGTH) throw new UsageError(`--password must be at least ${MIN_PASSWORD_LENGTH} characters long`);
     const ctx = await open();
     try {
       const id = await createUser(ctx.db.kysely, {

@@ -51,7 +51,17 @@ export async function listPats(db: Kysely<Database>, userId: number): Promise<Pa
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .execute();
-  return rows.map(({ token_prefix, scopes, ...rest }) => ({ ...rest, prefix: token_prefix, scopes: JSON.parse(scopes) }));
+  // Keys in PatRecord order (`id` first): `svc token list --json` prints them as they come.
+  return rows.map((row) => ({
+    id: row.id,
+    name: row.name,
+    prefix: row.token_prefix,
+    scopes: JSON.parse(row.scopes),
+    created_at: row.created_at,
+    last_used_at: row.last_used_at,
+    expires_at: row.expires_at,
+    revoked_at: row.revoked_at,
+  }));
 }
 
 /** Revokes a token; with userId, only one of that user's. Returns false when nothing was revoked. */
