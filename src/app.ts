@@ -13,6 +13,7 @@ import { throttleRequest } from './http/throttle-hook.ts';
 import { Problem } from './http/schemas.ts';
 import { registerProductRoutes } from './products/routes.ts';
 import { registerTeamRoutes } from './teams/routes.ts';
+import { registerWebhookRoutes } from './webhooks/routes.ts';
 import { PatResolver } from './tokens/pats.ts';
 
 export const isApiPath = (url: string) => url.startsWith('/api/');
@@ -53,5 +54,6 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
   registerMeRoutes(app, ctx);
   registerTeamRoutes(app, ctx);
   registerProductRoutes(app, ctx);
+  registerWebhookRoutes(app, ctx);
   return app;
 }

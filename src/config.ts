@@ -40,6 +40,7 @@ export interface Config {
   trustedProxies: string[];
   idempotencyTtlHours: number;
   webhooksEnabled: boolean;
+  webhooks: WebhookSettings;
   /** Lifetime of a team invitation's accept link (SERVICE_INVITATION_TTL_SECONDS). */
   invitationTtlSeconds: number;
   /** null: development file transport (`<dataDir>/mail/*.eml`); else an smtp:// or smtps:// URL. */
@@ -190,6 +191,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustedProxies: readTrustedProxies(env),
     idempotencyTtlHours: readInt(env, 'SERVICE_IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365),
     webhooksEnabled: readBool(env, 'SERVICE_WEBHOOKS_ENABLED', false),
+    webhooks: readWebhookSettings(env),
     invitationTtlSeconds: readInt(env, 'SERVICE_INVITATION_TTL_SECONDS', 7 * 24 * 3600, 1, 90 * 24 * 3600),
     emailUrl: readEmailUrl(env),
     emailFrom: readEmailFrom(env),
@@ -251,4 +253,87 @@ function readTrustAnchorsFile(env: Env): string | null {
   const file = path.resolve(value);
   if (!fs.existsSync(file)) throw new ConfigError(`SERVICE_MAILPROVIDER_TRUST_ANCHORS_FILE: no file at ${file}`);
   return file;
+}
+
+/** Webhook delivery settings (docs/webhooks.md). */
+export interface WebhookSettings {
+  maxSubscriptionsPerTeam: number;
+  /** Seconds before attempt 1, 2, … (attempt 1 is normally immediate). */
+  retryDelays: number[];
+  maxRetries: number;
+  deliveryTimeoutMs: number;
+  autoDisableAfter: number;
+  leaseSeconds: number;
+  concurrency: number;
+  /** Networks the SSRF guard lets through (development and tests only). */
+  allowedCidrs: string[];
+  /** `host:port` DNS servers for the SSRF guard's resolver; empty = the system resolver. */
+  dnsServers: string[];
+  secretOverlapHours: number;
+  logRetentionDays: number;
+}
+
+function readRetryDelays(env: Env): number[] {
+  const value = raw(env, 'SERVICE_WEBHOOKS_RETRY_DELAYS') ?? '0,30,120,900,3600,14400';
+  const parts = value.split(',').map((part) => part.trim());
+  if (parts.length === 0 || parts.some((part) => !/^\d{1,7}(\.\d{1,3})?$/.test(part))) {
+    throw new ConfigError(`SERVICE_WEBHOOKS_RETRY_DELAYS must be comma-separated seconds such as "0,30,120", got "${value}"`);
+  }
+  return parts.map(Number);
+}
+
+function readCidrs(env: Env, name: string): string[] {
+  const cidrs = readList(env, name);
+  for (const cidr of cidrs) {
+    const match = /^([0-9a-fA-F:.]+)\/(\d{1,3})$/.exec(cidr);
+    const ok = match && (/^\d+\.\d+\.\d+\.\d+$/.test(match[1]) ? Number(match[2]) <= 32 : match[1].includes(':') && Number(match[2]) <= 128);
+    if (!ok) throw new ConfigError(`${name} must list CIDRs such as 127.0.0.2/32, got "${cidr}"`);
+  }
+  return cidrs;
+}
+
+function readDnsServers(env: Env): string[] {
+  const servers = readList(env, 'SERVICE_DNS_SERVERS');
+  for (const server of servers) {
+    if (!/^(\d+\.\d+\.\d+\.\d+|\[[0-9a-fA-F:]+\])(:\d{1,5})?$/.test(server)) {
+      throw new ConfigError(`SERVICE_DNS_SERVERS must list host:port addresses such as 127.0.0.1:5353, got "${server}"`);
+    }
+  }
+  return servers;
+}
+
+function readWebhookSettings(env: Env): WebhookSettings {
+  const maxRetries = readInt(env, 'SERVICE_WEBHOOKS_MAX_RETRIES', 6, 1, 100);
+  const retryDelays = readRetryDelays(env);
+  if (retryDelays.length < maxRetries) {
+    throw new ConfigError(`SERVICE_WEBHOOKS_RETRY_DELAYS must give at least SERVICE_WEBHOOKS_MAX_RETRIES (${maxRetries}) delays, got ${retryDelays.length}`);
+  }
+  const deliveryTimeoutMs = Math.round(readSeconds(env, 'SERVICE_WEBHOOKS_DELIVERY_TIMEOUT', 10, 0.05, 60) * 1000);
+  const leaseSeconds = readInt(env, 'SERVICE_WEBHOOKS_LEASE_SECONDS', 60, 1, 3600);
+  // A lease must outlive any attempt, or a second worker could claim a row still being attempted.
+  if (leaseSeconds * 1000 <= deliveryTimeoutMs + 1000) {
+    throw new ConfigError(`SERVICE_WEBHOOKS_LEASE_SECONDS (${leaseSeconds}) must exceed SERVICE_WEBHOOKS_DELIVERY_TIMEOUT by more than a second`);
+  }
+  return {
+    maxSubscriptionsPerTeam: readInt(env, 'SERVICE_WEBHOOKS_MAX_SUBSCRIPTIONS_PER_TEAM', 10, 1, 1000),
+    retryDelays,
+    maxRetries,
+    deliveryTimeoutMs,
+    autoDisableAfter: readInt(env, 'SERVICE_WEBHOOKS_AUTO_DISABLE_AFTER', 50, 1, 100000),
+    leaseSeconds,
+    concurrency: readInt(env, 'SERVICE_WEBHOOKS_CONCURRENCY', 50, 1, 1000),
+    allowedCidrs: readCidrs(env, 'SERVICE_WEBHOOKS_ALLOWED_CIDRS'),
+    dnsServers: readDnsServers(env),
+    secretOverlapHours: readInt(env, 'SERVICE_WEBHOOKS_SECRET_OVERLAP_HOURS', 24, 0, 24 * 30),
+    logRetentionDays: readInt(env, 'SERVICE_WEBHOOKS_LOG_RETENTION_DAYS', 30, 1, 3650),
+  };
+}
+
+function readSeconds(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  if (!/^\d+(\.\d+)?$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new ConfigError(`${name} must be a number of seconds between ${min} and ${max}, got "${value}"`);
+  }
+  return Number(value);
 }

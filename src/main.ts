@@ -15,6 +15,7 @@ import type { AppContext } from './app-context.ts';
 import { serve } from './serve.ts';
 import { teamCommands } from './teams/cli.ts';
 import { tokenCommands } from './tokens/cli.ts';
+import { webhookCommands } from './webhooks/cli.ts';
 import { WORKER_TASKS } from './worker/tasks.ts';
 import { startWorker } from './worker/worker.ts';
 
@@ -60,7 +61,7 @@ const migrateCommand: Command = {
   },
 };
 
-export const commands: Command[] = [serveCommand, workerCommand, migrateCommand, ...userCommands, ...teamCommands, ...tokenCommands];
+export const commands: Command[] = [serveCommand, workerCommand, migrateCommand, ...userCommands, ...teamCommands, ...tokenCommands, ...webhookCommands];
 
 function usage(): string {
   return ['Usage:', ...commands.map((c) => `  ${c.usage}`)].join('\n');

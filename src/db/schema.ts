@@ -132,8 +132,83 @@ export interface InvitationsTable {
   closed_at: string | null;
 }
 
+export interface WebhookSubscriptionsTable {
+  id: string;
+  team_id: string;
+  url: string;
+  /** JSON array of event names, or ["*"]. */
+  events: string;
+  /** encryptSecret(SECRET_KEY, secret, "webhook:<id>"); the plaintext is never stored. */
+  secret_encrypted: string;
+  /** The secret before the last rotation, still signed with until previous_secret_expires_at. */
+  previous_secret_encrypted: string | null;
+  previous_secret_expires_at: string | null;
+  is_active: number;
+  consecutive_failures: number;
+  disabled_at: string | null;
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type WebhookDeliveryStatus = 'pending' | 'success' | 'failed' | 'dead_letter';
+
+/** One row per attempt; a `pending` row is an attempt not made yet, due at next_retry_at. */
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  subscription_id: string;
+  event_id: string;
+  event_type: string;
+  /** The exact body bytes sent on every attempt of this event. */
+  payload: string;
+  attempt: number;
+  status: WebhookDeliveryStatus;
+  next_retry_at: string | null;
+  status_code: number | null;
+  response_body: string | null;
+  duration_ms: number | null;
+  locked_until: string | null;
+  lease_token: string | null;
+  created_at: string;
+}
+
+// OAuth 2.0 authorization server (src/oauth, migration 0008_oauth).
+export interface OAuthModelsTable {
+  model: string;
+  id: string;
+  payload: string;
+  grant_id: string | null;
+  user_code: string | null;
+  uid: string | null;
+  expires_at: string | null;
+  consumed_at: string | null;
+}
+
+export interface OAuthConsentsTable {
+  user_id: number;
+  client_id: string;
+  grant_id: string;
+  updated_at: string;
+}
+
+export interface OAuthDevicePollsTable {
+  device_code_id: string;
+  interval_seconds: number;
+  last_polled_at: string;
+  expires_at: string;
+}
+
+export interface OAuthUserCodeFailuresTable {
+  id: Generated<number>;
+  user_id: number;
+  address: string;
+  created_at: string;
+}
+
 export interface Database {
   events: EventsTable;
+  webhook_subscriptions: WebhookSubscriptionsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
   users: UsersTable;
   teams: TeamsTable;
   memberships: MembershipsTable;

@@ -1,5 +1,6 @@
 // Every background task the worker runs. Capabilities append theirs here.
 import { mailWorkerTask } from '../mail/outbox.ts';
+import { webhookDeliveryTask, webhookLogPurgeTask } from '../webhooks/delivery-worker.ts';
 import type { WorkerTask } from './worker.ts';
 
-export const WORKER_TASKS: WorkerTask[] = [mailWorkerTask];
+export const WORKER_TASKS: WorkerTask[] = [mailWorkerTask, webhookDeliveryTask(), webhookLogPurgeTask];

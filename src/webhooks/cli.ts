@@ -1,0 +1,41 @@
+// `svc webhooks retry`: the operator's way to replay dead letters (the API's retry endpoint, for
+// one entry or every dead letter of a subscription).
+import { CommandError, UsageError, optional, required, type Command } from '../cli/framework.ts';
+import { isUuid } from '../teams/teams.ts';
+import { WAKE_CHANNEL } from './dispatch.ts';
+import { RetryRefused, retryAllDeadLetters, retryDeadLetter } from './queue.ts';
+
+const webhooksRetry: Command = {
+  path: ['webhooks', 'retry'],
+  usage: 'svc webhooks retry --subscription ID (--log LOG_ID | --all-dead)',
+  options: { subscription: { type: 'string' }, log: { type: 'string' }, 'all-dead': { type: 'boolean' } },
+  async run(values, { open }, io) {
+    const subscriptionId = required(values, 'subscription');
+    const logId = optional(values, 'log');
+    const allDead = values['all-dead'] === true;
+    if (!isUuid(subscriptionId)) throw new UsageError('--subscription must be a subscription UUID');
+    if ((logId === undefined) === !allDead) throw new UsageError('give exactly one of --log LOG_ID and --all-dead');
+    if (logId !== undefined && !/^\d{1,15}$/.test(logId)) throw new UsageError('--log must be a log entry id (an integer)');
+    const ctx = await open();
+    const subscription = await ctx.db.kysely
+      .selectFrom('webhook_subscriptions')
+      .select(['id', 'is_active'])
+      .where('id', '=', subscriptionId.toLowerCase())
+      .executeTakeFirst();
+    if (!subscription) throw new CommandError(`No webhook subscription has the id ${subscriptionId}.`);
+    if (subscription.is_active !== 1) throw new CommandError('The subscription is inactive; re-enable it before retrying.');
+    const count = await ctx.db.kysely.transaction().execute(async (trx) => {
+      if (allDead) return retryAllDeadLetters(trx, subscription.id);
+      const queued = await retryDeadLetter(trx, subscription.id, Number(logId)).catch((error) => {
+        if (error instanceof RetryRefused) throw new CommandError(error.message);
+        throw error;
+      });
+      if (!queued) throw new CommandError(`The subscription has no log entry ${logId}.`);
+      return 1;
+    });
+    if (ctx.db.dialect === 'postgres') await ctx.db.pool?.query('select pg_notify($1, $2)', [WAKE_CHANNEL, '']);
+    io.out(`${count} dead letter${count === 1 ? '' : 's'} queued for a fresh delivery cycle`);
+  },
+};
+
+export const webhookCommands: Command[] = [webhooksRetry];

@@ -1,0 +1,231 @@
+// Webhook subscriptions: the team's endpoints, their event filters and their signing secrets.
+// Other folders call these functions, never the tables.
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
+import type { AppContext } from '../app-context.ts';
+import type { Database } from '../db/schema.ts';
+import { decryptSecret, encryptSecret } from '../util/encryption.ts';
+import { isoAfter, nowIso } from '../util/time.ts';
+import { isEventType } from './events.ts';
+import { hmacKey } from './signing.ts';
+import { type AddressGuard, SsrfRefusal, parseWebhookUrl } from './ssrf.ts';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** A refusal the API turns into 400 (invalid) or 409 (conflict), with a sentence for `detail`. */
+export class WebhookError extends Error {
+  readonly code: 'invalid' | 'conflict' | 'not_found';
+  readonly field?: string;
+  constructor(code: WebhookError['code'], message: string, field?: string) {
+    super(message);
+    this.code = code;
+    this.field = field;
+  }
+}
+
+export interface SubscriptionRow {
+  id: string;
+  team_id: string;
+  url: string;
+  events: string;
+  secret_encrypted: string;
+  previous_secret_encrypted: string | null;
+  previous_secret_expires_at: string | null;
+  is_active: number;
+  consecutive_failures: number;
+  disabled_at: string | null;
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SubscriptionView {
+  id: string;
+  team_id: string;
+  url: string;
+  events: string[];
+  is_active: boolean;
+  disabled_at: string | null;
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export function subscriptionView(row: SubscriptionRow): SubscriptionView {
+  return {
+    id: row.id,
+    team_id: row.team_id,
+    url: row.url,
+    events: JSON.parse(row.events) as string[],
+    is_active: row.is_active === 1,
+    disabled_at: row.disabled_at,
+    disabled_reason: row.disabled_reason,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+/** 32 random bytes, base64: the secret as the create/rotate response shows it and as it is keyed. */
+export function newSecret(): string {
+  return randomBytes(32).toString('base64');
+}
+
+const secretContext = (subscriptionId: string) => `webhook:${subscriptionId}`;
+
+/** A non-empty list of registered names, or ["*"] (a list mixing "*" with names becomes ["*"]). */
+export function normaliseEvents(events: readonly string[]): string[] {
+  if (events.length === 0) throw new WebhookError('invalid', 'events must name at least one event type, or be ["*"].', 'events');
+  if (events.includes('*')) return ['*'];
+  const unknown = [...new Set(events.filter((name) => !isEventType(name)))];
+  if (unknown.length > 0) {
+    throw new WebhookError('invalid', `Unknown event type${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}.`, 'events');
+  }
+  return [...new Set(events)];
+}
+
+export function subscribesTo(eventsJson: string, type: string): boolean {
+  const events = JSON.parse(eventsJson) as string[];
+  return events[0] === '*' || events.includes(type);
+}
+
+/** Checks the URL rules and the SSRF guard (the host is resolved now); returns the URL as stored. */
+export async function checkedUrl(guard: AddressGuard, value: string): Promise<string> {
+  try {
+    const url = parseWebhookUrl(value);
+    await guard.addressesFor(url.hostname);
+    return url.toString();
+  } catch (error) {
+    if (error instanceof SsrfRefusal) throw new WebhookError('invalid', `url is refused: ${error.message}`, 'url');
+    throw error;
+  }
+}
+
+export async function findSubscription(db: Db, teamId: string, id: string): Promise<SubscriptionRow | undefined> {
+  return db.selectFrom('webhook_subscriptions').selectAll().where('id', '=', id.toLowerCase()).where('team_id', '=', teamId).executeTakeFirst();
+}
+
+export async function listSubscriptions(db: Db, teamId: string, limit: number, offset: number) {
+  const base = db.selectFrom('webhook_subscriptions').where('team_id', '=', teamId);
+  const [{ count }, rows] = await Promise.all([
+    base.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
+    base.selectAll().orderBy('created_at').orderBy('id').limit(limit).offset(offset).execute(),
+  ]);
+  return { count: Number(count), rows };
+}
+
+export async function createSubscription(
+  ctx: Pick<AppContext, 'config' | 'db'>,
+  guard: AddressGuard,
+  teamId: string,
+  input: { url: string; events: string[] },
+): Promise<{ row: SubscriptionRow; secret: string }> {
+  const events = normaliseEvents(input.events);
+  const url = await checkedUrl(guard, input.url);
+  const secretKey = ctx.config.secretKey!;
+  return ctx.db.kysely.transaction().execute(async (trx) => {
+    // Serialises concurrent creations for one team so the cap holds (SQLite serialises anyway).
+    if (ctx.db.dialect === 'postgres') await trx.selectFrom('teams').select('id').where('id', '=', teamId).forUpdate().execute();
+    const { count } = await trx
+      .selectFrom('webhook_subscriptions')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('team_id', '=', teamId)
+      .executeTakeFirstOrThrow();
+    const cap = ctx.config.webhooks.maxSubscriptionsPerTeam;
+    if (Number(count) >= cap) throw new WebhookError('conflict', `A team can have at most ${cap} webhook subscriptions.`);
+    const id = randomUUID();
+    const secret = newSecret();
+    const now = nowIso();
+    const row: SubscriptionRow = {
+      id,
+      team_id: teamId,
+      url,
+      events: JSON.stringify(events),
+      secret_encrypted: encryptSecret(secretKey, secret, secretContext(id)),
+      previous_secret_encrypted: null,
+      previous_secret_expires_at: null,
+      is_active: 1,
+      consecutive_failures: 0,
+      disabled_at: null,
+      disabled_reason: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await trx.insertInto('webhook_subscriptions').values(row).execute();
+    return { row, secret };
+  });
+}
+
+export async function updateSubscription(
+  db: Kysely<Database>,
+  guard: AddressGuard,
+  row: SubscriptionRow,
+  patch: { url?: string; events?: string[]; is_active?: boolean },
+): Promise<SubscriptionRow> {
+  const changes: Partial<SubscriptionRow> = {};
+  if (patch.events !== undefined) changes.events = JSON.stringify(normaliseEvents(patch.events));
+  if (patch.url !== undefined) changes.url = await checkedUrl(guard, patch.url);
+  if (patch.is_active !== undefined) {
+    changes.is_active = patch.is_active ? 1 : 0;
+    if (patch.is_active) {
+      // Re-enabling clears the auto-disable record and starts counting failures afresh.
+      changes.consecutive_failures = 0;
+      changes.disabled_at = null;
+      changes.disabled_reason = null;
+    }
+  }
+  if (Object.keys(changes).length === 0) return row;
+  changes.updated_at = nowIso();
+  await db.updateTable('webhook_subscriptions').set(changes).where('id', '=', row.id).execute();
+  return { ...row, ...changes };
+}
+
+export async function deleteSubscription(db: Db, row: SubscriptionRow): Promise<void> {
+  // Its delivery rows (pending ones included) go with it (ON DELETE CASCADE): nothing more is sent.
+  await db.deleteFrom('webhook_subscriptions').where('id', '=', row.id).execute();
+}
+
+/** A new secret; the old one keeps signing (as a second v1) for SERVICE_WEBHOOKS_SECRET_OVERLAP_HOURS. */
+export async function rotateSecret(ctx: Pick<AppContext, 'config' | 'db'>, row: SubscriptionRow): Promise<{ row: SubscriptionRow; secret: string }> {
+  const secretKey = ctx.config.secretKey!;
+  const secret = newSecret();
+  const overlap = ctx.config.webhooks.secretOverlapHours;
+  const changes = {
+    secret_encrypted: encryptSecret(secretKey, secret, secretContext(row.id)),
+    previous_secret_encrypted: overlap > 0 ? row.secret_encrypted : null,
+    previous_secret_expires_at: overlap > 0 ? isoAfter(overlap * 3600) : null,
+    updated_at: nowIso(),
+  };
+  await ctx.db.kysely.updateTable('webhook_subscriptions').set(changes).where('id', '=', row.id).execute();
+  return { row: { ...row, ...changes }, secret };
+}
+
+interface SigningKeys {
+  current: string;
+  previous: string | null;
+  keys: KeyObject[];
+  previousUntil: number;
+}
+
+const signingCache = new Map<string, SigningKeys>();
+
+/**
+ * The HMAC keys an attempt signs with, newest first. Decrypted once per secret and cached by
+ * subscription (the cache entry changes when the encrypted value does, i.e. after a rotation).
+ */
+export function signingKeys(secretKey: string, row: Pick<SubscriptionRow, 'id' | 'secret_encrypted' | 'previous_secret_encrypted' | 'previous_secret_expires_at'>): KeyObject[] {
+  let entry = signingCache.get(row.id);
+  if (!entry || entry.current !== row.secret_encrypted || entry.previous !== row.previous_secret_encrypted) {
+    const keys = [hmacKey(decryptSecret(secretKey, row.secret_encrypted, secretContext(row.id)))];
+    if (row.previous_secret_encrypted) keys.push(hmacKey(decryptSecret(secretKey, row.previous_secret_encrypted, secretContext(row.id))));
+    entry = {
+      current: row.secret_encrypted,
+      previous: row.previous_secret_encrypted,
+      keys,
+      previousUntil: row.previous_secret_expires_at ? Date.parse(row.previous_secret_expires_at) : 0,
+    };
+    if (signingCache.size >= 10_000) signingCache.delete(signingCache.keys().next().value as string);
+    signingCache.set(row.id, entry);
+  }
+  return entry.keys.length > 1 && Date.now() >= entry.previousUntil ? entry.keys.slice(0, 1) : entry.keys;
+}

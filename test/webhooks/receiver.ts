@@ -1,0 +1,82 @@
+// A real HTTPS webhook receiver on 127.0.0.1 (or 127.0.0.2), with a configurable answer per request.
+import https from 'node:https';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { testPki } from './tls.ts';
+
+export interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+  at: number;
+  path: string;
+}
+
+export interface Answer {
+  status?: number;
+  body?: string;
+  headers?: Record<string, string>;
+  /** Hold the answer this long (timeouts). */
+  delayMs?: number;
+  /** Drop the connection without answering. */
+  destroy?: boolean;
+}
+
+export interface Receiver {
+  url: string;
+  port: number;
+  received: Received[];
+  /** Decides the answer to each request (default 200 "ok"). */
+  answer: (request: Received, index: number) => Answer;
+  waitFor(count: number, timeoutMs?: number): Promise<Received[]>;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(host = '127.0.0.1', path = '/hook'): Promise<Receiver> {
+  const { certPem, keyPem } = await testPki();
+  const received: Received[] = [];
+  const waiters: { count: number; resolve: () => void }[] = [];
+  const server = https.createServer({ cert: certPem, key: keyPem }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const entry: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now(), path: req.url ?? '' };
+      const index = received.push(entry) - 1;
+      for (const waiter of waiters.filter((w) => received.length >= w.count)) waiter.resolve();
+      const answer = receiver.answer(entry, index);
+      const send = () => {
+        if (answer.destroy) return req.socket.destroy();
+        res.writeHead(answer.status ?? 200, { 'content-type': 'text/plain', ...answer.headers });
+        res.end(answer.body ?? 'ok');
+      };
+      if (answer.delayMs) setTimeout(send, answer.delayMs);
+      else send();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  const port = (server.address() as AddressInfo).port;
+  const receiver: Receiver = {
+    url: `https://${host}:${port}${path}`,
+    port,
+    received,
+    answer: () => ({}),
+    waitFor(count, timeoutMs = 20_000) {
+      if (received.length >= count) return Promise.resolve(received);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`receiver got ${received.length} of ${count} requests in ${timeoutMs} ms`)), timeoutMs);
+        waiters.push({
+          count,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve(received);
+          },
+        });
+      });
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  return receiver;
+}
