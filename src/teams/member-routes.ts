@@ -29,7 +29,7 @@ export function registerMemberRoutes(app: TypedApp, { db }: AppContext) {
       const actorId = request.principal!.user.id;
       const team = await teamForMember(db.kysely, request.params.id, actorId);
       if (!team) throw notFound();
-      return changeRole(db.kysely, team.id, actorId, request.params.user_id, request.body.role as Role) // validated by the schema's enum.catch(asProblem);
+      return changeRole(db.kysely, team.id, actorId, request.params.user_id, request.body.role as Role).catch(asProblem); // role: validated by the schema enum
     },
   );
 
