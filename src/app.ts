@@ -3,6 +3,8 @@ import Fastify from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext, TypedApp } from './app-context.ts';
 import { registerMeRoutes } from './accounts/me-routes.ts';
+import { registerAccountPages } from './accounts/routes.ts';
+import { sessionViewer } from './accounts/session-auth.ts';
 import { installAuthentication } from './http/auth.ts';
 import { handleFrameworkError, installErrorHandling } from './http/errors.ts';
 import { registerHealthRoutes } from './http/health.ts';
@@ -15,6 +17,8 @@ import { registerProductRoutes } from './products/routes.ts';
 import { registerTeamRoutes } from './teams/routes.ts';
 import { registerWebhookRoutes } from './webhooks/routes.ts';
 import { PatResolver } from './tokens/pats.ts';
+import { registerTokenRoutes } from './tokens/routes.ts';
+import { installWeb } from './web/install.ts';
 
 export const isApiPath = (url: string) => url.startsWith('/api/');
 
@@ -47,6 +51,8 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
   // Redis (when configured) is connected before the first request and closed with the app.
   app.addHook('onReady', () => ctx.throttle.connect(app.log));
   app.addHook('onClose', () => ctx.throttle.close());
+  // Browser pages: cookies, form bodies, the stylesheet, the page viewer (session) and CSRF seed.
+  await installWeb(app, ctx, sessionViewer(ctx));
 
   app.addSchema(Problem);
   await registerOpenApi(app, ctx);
@@ -55,5 +61,7 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
   registerTeamRoutes(app, ctx);
   registerProductRoutes(app, ctx);
   registerWebhookRoutes(app, ctx);
+  await registerAccountPages(app, ctx);
+  await registerTokenRoutes(app, ctx);
   return app;
 }

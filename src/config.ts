@@ -40,6 +40,7 @@ export interface Config {
   trustedProxies: string[];
   idempotencyTtlHours: number;
   webhooksEnabled: boolean;
+  accounts: AccountSettings;
   webhooks: WebhookSettings;
   /** Lifetime of a team invitation's accept link (SERVICE_INVITATION_TTL_SECONDS). */
   invitationTtlSeconds: number;
@@ -191,6 +192,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustedProxies: readTrustedProxies(env),
     idempotencyTtlHours: readInt(env, 'SERVICE_IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365),
     webhooksEnabled: readBool(env, 'SERVICE_WEBHOOKS_ENABLED', false),
+    accounts: readAccountSettings(env),
     webhooks: readWebhookSettings(env),
     invitationTtlSeconds: readInt(env, 'SERVICE_INVITATION_TTL_SECONDS', 7 * 24 * 3600, 1, 90 * 24 * 3600),
     emailUrl: readEmailUrl(env),
@@ -336,4 +338,30 @@ function readSeconds(env: Env, name: string, fallback: number, min: number, max:
     throw new ConfigError(`${name} must be a number of seconds between ${min} and ${max}, got "${value}"`);
   }
   return Number(value);
+}
+
+/** Accounts, sessions, PAT and JWT issuance settings (docs/accounts.md). */
+export interface AccountSettings {
+  /** PAT and JWT issuance need a verified e-mail address. */
+  requireVerifiedEmailForTokens: boolean;
+  /** Creating a PAT needs a password/TOTP re-authentication within reauthMaxAgeSeconds. */
+  patRequireRecentReauth: boolean;
+  reauthMaxAgeSeconds: number;
+  /** JWT issuance needs `mfa_code` when the user has TOTP. */
+  jwtRequireMfa: boolean;
+  jwtAccessTtlSeconds: number;
+  jwtRefreshTtlSeconds: number;
+  sessionTtlSeconds: number;
+}
+
+function readAccountSettings(env: Env): AccountSettings {
+  return {
+    requireVerifiedEmailForTokens: readBool(env, 'SERVICE_API_TOKEN_REQUIRE_VERIFIED_EMAIL', true),
+    patRequireRecentReauth: readBool(env, 'SERVICE_PAT_REQUIRE_RECENT_REAUTH', true),
+    reauthMaxAgeSeconds: readInt(env, 'SERVICE_REAUTH_MAX_AGE_SECONDS', 300, 10, 86400),
+    jwtRequireMfa: readBool(env, 'SERVICE_JWT_REQUIRE_MFA', true),
+    jwtAccessTtlSeconds: readInt(env, 'SERVICE_JWT_ACCESS_TTL_SECONDS', 900, 10, 86400),
+    jwtRefreshTtlSeconds: readInt(env, 'SERVICE_JWT_REFRESH_TTL_SECONDS', 7 * 86400, 60, 365 * 86400),
+    sessionTtlSeconds: readInt(env, 'SERVICE_SESSION_TTL_SECONDS', 14 * 86400, 300, 365 * 86400),
+  };
 }

@@ -205,6 +205,70 @@ export interface OAuthUserCodeFailuresTable {
   created_at: string;
 }
 
+export interface SessionsTable {
+  id: string;
+  user_id: number;
+  stage: 'mfa' | 'full';
+  created_at: string;
+  last_seen_at: string;
+  expires_at: string;
+  reauth_at: string | null;
+  ip: Generated<string>;
+  user_agent: Generated<string>;
+}
+
+export interface AccountKeysTable {
+  key_hash: string;
+  purpose: 'confirm_email' | 'password_reset';
+  user_id: number;
+  email: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface UserTotpTable {
+  user_id: number;
+  secret_encrypted: string;
+  confirmed_at: string | null;
+  last_used_step: Generated<number>;
+  created_at: string;
+}
+
+export interface RecoveryCodesTable {
+  id: Generated<number>;
+  user_id: number;
+  code_hash: string;
+  used_at: string | null;
+  created_at: string;
+}
+
+export interface AuthFailuresTable {
+  id: Generated<number>;
+  bucket: string;
+  created_at: string;
+}
+
+export interface JwtKeysTable {
+  kid: string;
+  alg: string;
+  private_jwk_encrypted: string;
+  public_jwk: string;
+  created_at: string;
+  retire_at: string | null;
+}
+
+export interface JwtRefreshTokensTable {
+  token_hash: string;
+  family_id: string;
+  user_id: number;
+  scope: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+  revoked_at: string | null;
+}
+
 export interface Database {
   events: EventsTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
@@ -215,6 +279,13 @@ export interface Database {
   invitations: InvitationsTable;
   personal_access_tokens: PersonalAccessTokensTable;
   products: ProductsTable;
+  jwt_refresh_tokens: JwtRefreshTokensTable;
+  jwt_keys: JwtKeysTable;
+  auth_failures: AuthFailuresTable;
+  recovery_codes: RecoveryCodesTable;
+  user_totp: UserTotpTable;
+  account_keys: AccountKeysTable;
+  sessions: SessionsTable;
   mail_outbox: MailOutboxTable;
   mail_events: MailEventsTable;
   mail_suppressions: MailSuppressionsTable;

@@ -1,0 +1,92 @@
+// The profile page (names) and re-authentication (password, or a TOTP code when enrolled), which
+// sensitive actions ask for when the last proof is older than SERVICE_REAUTH_MAX_AGE_SECONDS.
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../app-context.ts';
+import { clientAddress } from '../http/client-address.ts';
+import { formString } from '../web/forms.ts';
+import { renderPage, seeOther, setNotice, verifyCsrf } from '../web/render.ts';
+import { checkThrottle, clearFailures, lockedMessage, recordFailure } from './auth-throttle.ts';
+import { verifyPassword } from './passwords.ts';
+import { PROFILE_FIELDS, PROFILE_NAME_MAX_LENGTH, profileProblem, updateProfileNames, type ProfileField } from './profile.ts';
+import { redirectToLogin, safeNextPath } from './session-auth.ts';
+import { loadSession, markReauthenticated } from './sessions.ts';
+import { hasTotp, verifyTotpCode } from './totp.ts';
+import { findUserById } from './users.ts';
+
+export function registerProfilePages(pages: FastifyInstance, ctx: AppContext) {
+  const db = ctx.db.kysely;
+
+  pages.get('/accounts/profile/', async (request, reply) => {
+    const user = request.page?.user;
+    if (!user) return redirectToLogin(reply, '/accounts/profile/');
+    const session = await loadSession(ctx, request);
+    return renderPage(reply, 'accounts/views/profile', {
+      title: 'Your profile',
+      emailVerified: session?.emailVerified ?? false,
+      values: { first_name: user.first_name, last_name: user.last_name, display_name: user.display_name },
+      maxLength: PROFILE_NAME_MAX_LENGTH,
+    });
+  });
+
+  pages.post('/accounts/profile/', async (request, reply) => {
+    verifyCsrf(request);
+    const user = request.page?.user;
+    if (!user) return redirectToLogin(reply, '/accounts/profile/');
+    const values = Object.fromEntries(PROFILE_FIELDS.map((field) => [field, formString(request, field, { max: 2000 })])) as Record<ProfileField, string>;
+    const problem = profileProblem(values);
+    if (problem) {
+      const session = await loadSession(ctx, request);
+      return renderPage(
+        reply,
+        'accounts/views/profile',
+        { title: 'Your profile', emailVerified: session?.emailVerified ?? false, values, maxLength: PROFILE_NAME_MAX_LENGTH, error: problem },
+        { status: 400 },
+      );
+    }
+    const changed = await updateProfileNames(ctx, user.id, values);
+    setNotice(reply, changed.length ? 'Your profile has been saved.' : 'Nothing to change.');
+    return seeOther(reply, '/accounts/profile/');
+  });
+
+  const reauthForm = async (userId: number, next: string, error?: string) => ({
+    title: 'Confirm it is you',
+    next,
+    totp: await hasTotp(ctx, userId),
+    error: error ?? null,
+  });
+
+  pages.get('/accounts/reauthenticate/', async (request, reply) => {
+    const next = safeNextPath((request.query as Record<string, unknown>)?.next);
+    const user = request.page?.user;
+    if (!user) return redirectToLogin(reply, `/accounts/reauthenticate/?next=${encodeURIComponent(next)}`);
+    return renderPage(reply, 'accounts/views/reauthenticate', await reauthForm(user.id, next));
+  });
+
+  pages.post('/accounts/reauthenticate/', async (request, reply) => {
+    verifyCsrf(request);
+    const next = safeNextPath(formString(request, 'next'));
+    const user = request.page?.user;
+    const session = await loadSession(ctx, request);
+    if (!user || !session) return redirectToLogin(reply, `/accounts/reauthenticate/?next=${encodeURIComponent(next)}`);
+    const address = clientAddress(ctx.config, request.raw);
+    const throttle = await checkThrottle(ctx, 'reauth', user.email, address);
+    if (throttle.locked) return renderPage(reply, 'accounts/views/reauthenticate', await reauthForm(user.id, next, lockedMessage(throttle)), { status: 429 });
+    const password = formString(request, 'password', { trim: false });
+    const code = formString(request, 'code', { max: 20 });
+    let ok = false;
+    if (code) ok = await verifyTotpCode(ctx, user.id, code);
+    else if (password) {
+      const row = await findUserById(db, user.id);
+      ok = !!row && (await verifyPassword(password, row.password_hash));
+    }
+    if (!ok) {
+      await recordFailure(ctx, 'reauth', user.email, address);
+      const error = code ? 'That code is not valid.' : 'The password is incorrect.';
+      return renderPage(reply, 'accounts/views/reauthenticate', await reauthForm(user.id, next, error), { status: 400 });
+    }
+    await clearFailures(ctx, 'reauth', user.email, address);
+    await markReauthenticated(ctx, session.id);
+    setNotice(reply, 'Confirmed. You can continue.');
+    return seeOther(reply, next);
+  });
+}

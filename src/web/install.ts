@@ -1,0 +1,51 @@
+// Wires the browser side into the app: cookies, form bodies, the stylesheet, and an onRequest hook
+// that gives every page request its PageState (who is logged in, the CSRF seed, a pending notice).
+// API paths skip the hook: they authenticate through the Authenticator (session resolver included).
+import { createHmac } from 'node:crypto';
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppContext } from '../app-context.ts';
+import type { AuthUser } from '../http/auth.ts';
+import { CSRF_COOKIE, newCsrfSeed } from './csrf.ts';
+import { takeNotice } from './render.ts';
+import { registerStatic } from './static.ts';
+
+/** Who the browser is: supplied by the accounts capability (sessions live there). */
+export type ViewerLoader = (request: FastifyRequest) => Promise<{ user: AuthUser | null; sessionId: string | null } | null>;
+
+export function secureCookies(ctx: AppContext): boolean {
+  return ctx.config.baseUrl.startsWith('https:');
+}
+
+// Paths that are never pages: the API (its own auth), static files, health, discovery documents.
+const NOT_A_PAGE = /^\/(api\/|static\/|healthz|readyz|\.well-known\/)/;
+
+export async function installWeb(app: FastifyInstance, ctx: AppContext, viewer: ViewerLoader) {
+  const secretKey = ctx.config.secretKey!;
+  // Cookie signatures use a key derived for that purpose only, never SECRET_KEY itself.
+  const cookieKey = createHmac('sha256', secretKey).update('svc cookie signing').digest();
+  await app.register(cookie, { secret: cookieKey, hook: 'onRequest' });
+  await app.register(formbody);
+  registerStatic(app);
+  app.decorateRequest('page', null);
+  const secure = secureCookies(ctx);
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (NOT_A_PAGE.test(request.url)) return;
+    let seed = request.cookies[CSRF_COOKIE];
+    if (!seed || seed.length > 64) {
+      seed = newCsrfSeed();
+      reply.setCookie(CSRF_COOKIE, seed, { path: '/', httpOnly: true, sameSite: 'lax', secure });
+      // The cookie arrives with the next request; verifyCsrf compares against the one sent.
+    }
+    const seen = await viewer(request);
+    request.page = {
+      user: seen?.user ?? null,
+      sessionId: seen?.sessionId ?? null,
+      csrfSeed: seed,
+      secretKey,
+      notice: takeNotice(request, reply),
+    };
+  });
+}
