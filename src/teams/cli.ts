@@ -49,7 +49,8 @@ const teamAddMember: Command = {
     const ctx = await open();
     const team = await teamFor(ctx, teamRef);
     const userId = await userIdFor(ctx, email);
-    await addMember(ctx.db.kysely, team.id, userId, role).catch(asCommandError);
+    // A direct add is a join like an accepted invitation: it emits team.member.added.
+    await addMember(ctx.db.kysely, team.id, userId, role, ctx).catch(asCommandError);
     io.out(`${email} added to ${team.slug} as ${role}`);
   },
 };

@@ -1,0 +1,106 @@
+// PATCH /api/v1/me/: real changes emit one user.profile.updated per active team; no-ops emit
+// nothing; unknown, read-only, over-long and link-bearing fields are 400 and change nothing.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { bearer, startApp, type TestApp } from '../helpers/app.ts';
+
+describe('PATCH /api/v1/me/', () => {
+  let t: TestApp;
+  let user: { id: number; email: string };
+  let token: string;
+  let teams: { active: string[]; inactive: string };
+  before(async () => {
+    t = await startApp({ SERVICE_WEBHOOKS_ENABLED: 'true' });
+    user = await t.user({ firstName: 'Ada' });
+    token = await t.token(user.id, ['read:profile', 'write:profile']);
+    const other = await t.user();
+    const owned = await t.team(user.id);
+    const joined = await t.team(other.id);
+    await t.member(joined.id, user.id, 'member');
+    const inactive = await t.team(user.id);
+    await t.ctx.db.kysely.updateTable('teams').set({ is_active: 0 }).where('id', '=', inactive.id).execute();
+    await t.team(other.id); // a team the user is not in
+    teams = { active: [owned.id, joined.id].sort(), inactive: inactive.id };
+  });
+  after(() => t.close());
+
+  const patch = (payload: unknown, credential = token) =>
+    t.inject({ method: 'PATCH', url: '/api/v1/me/', headers: bearer(credential), payload: payload as object });
+  const profileEvents = async () =>
+    (await t.ctx.db.kysely.selectFrom('events').selectAll().where('type', '=', 'user.profile.updated').orderBy('team_id').execute()).map((row) => ({
+      ...row,
+      data: JSON.parse(row.data),
+    }));
+  const userRow = () => t.ctx.db.kysely.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow();
+
+  it('a real change returns the profile and emits one event per active team, with the exact data', async () => {
+    const res = await patch({ last_name: '  Lovelace ', display_name: 'Ada L.' , first_name: 'Ada' });
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(res.json(), { id: user.id, email: user.email, first_name: 'Ada', last_name: 'Lovelace', display_name: 'Ada L.' });
+    const row = await userRow();
+    assert.equal(row.last_name, 'Lovelace');
+    const emitted = await profileEvents();
+    assert.deepEqual(emitted.map((e) => e.team_id), teams.active, 'one per active team, none for the inactive one');
+    for (const event of emitted) {
+      assert.match(event.id, /^evt_/);
+      assert.deepEqual(event.data, { user_id: user.id, changed_fields: ['last_name', 'display_name'], updated_at: row.updated_at });
+    }
+    const me = await t.inject({ url: '/api/v1/me/', headers: bearer(token) });
+    assert.equal(me.json().display_name, 'Ada L.');
+  });
+
+  it('a no-op (same values, or an empty body) emits nothing and keeps updated_at', async () => {
+    const before = await userRow();
+    const eventsBefore = (await profileEvents()).length;
+    for (const payload of [{ first_name: 'Ada', last_name: 'Lovelace' }, { display_name: ' Ada L. ' }, {}]) {
+      const res = await patch(payload);
+      assert.equal(res.statusCode, 200);
+      assert.equal(res.json().last_name, 'Lovelace');
+    }
+    assert.equal((await profileEvents()).length, eventsBefore);
+    assert.equal((await userRow()).updated_at, before.updated_at);
+  });
+
+  it('bad fields are 400 naming the field, and change nothing', async () => {
+    const before = await userRow();
+    const eventsBefore = (await profileEvents()).length;
+    const cases: [unknown, string, RegExp][] = [
+      [{ email: 'new@example.com' }, 'email', /read-only/],
+      [{ id: 99, first_name: 'Eve' }, 'id', /read-only/],
+      [{ nickname: 'x' }, 'nickname', /Unknown field/],
+      [{ first_name: 'x'.repeat(151) }, 'first_name', /150/],
+      [{ display_name: 'Visit https://spam.example' }, 'display_name', /links/],
+      [{ display_name: 'cheap-pills.com' }, 'display_name', /links/],
+      [{ first_name: 'www.example' }, 'first_name', /links/],
+      [{ first_name: 'Ada', last_name: 'Line\nbreak' }, 'last_name', /Control characters/],
+    ];
+    for (const [payload, field, message] of cases) {
+      const res = await patch(payload);
+      assert.equal(res.statusCode, 400, JSON.stringify(payload));
+      assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8');
+      const error = res.json().errors.find((e: { field: string }) => e.field === field);
+      assert.ok(error, `${JSON.stringify(payload)}: ${res.body}`);
+      assert.match(error.message, message);
+    }
+    assert.equal((await patch([{ first_name: 'x' }])).statusCode, 400);
+    assert.deepEqual(await userRow(), before);
+    assert.equal((await profileEvents()).length, eventsBefore);
+  });
+
+  it('a name at the length limit is accepted; an ordinary name with a dot is not a link', async () => {
+    const res = await patch({ first_name: 'x'.repeat(150), last_name: 'St. John', display_name: 'J.R.R. Tolkien' });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.json().last_name, 'St. John');
+  });
+
+  it('needs write:profile (403) and a credential (401); nothing changes', async () => {
+    const before = await userRow();
+    const readOnly = await t.token(user.id, ['read:profile']);
+    const forbidden = await patch({ first_name: 'Eve' }, readOnly);
+    assert.equal(forbidden.statusCode, 403);
+    assert.match(forbidden.json().detail, /write:profile/);
+    const anonymous = await t.inject({ method: 'PATCH', url: '/api/v1/me/', payload: { first_name: 'Eve' } });
+    assert.equal(anonymous.statusCode, 401);
+    assert.deepEqual(await userRow(), before);
+  });
+});
