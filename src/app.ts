@@ -12,6 +12,7 @@ import { registerOpenApi } from './http/openapi.ts';
 import { requestIdFor } from './http/request-id.ts';
 import { OneLinePerRequest } from './http/request-log.ts';
 import { throttleRequest } from './http/throttle-hook.ts';
+import { installIdempotency } from './http/idempotency.ts';
 import { Problem } from './http/schemas.ts';
 import { registerProductRoutes } from './products/routes.ts';
 import { registerTeamRoutes } from './teams/routes.ts';
@@ -38,6 +39,8 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
 
   installErrorHandling(app);
   installAuthentication(app, ctx.authenticator);
+  // After installAuthentication: its scope check must come before the idempotency reservation.
+  installIdempotency(app, { db: ctx.db.kysely, ttlHours: config.idempotencyTtlHours });
   ctx.authenticator.addBearer(new PatResolver(ctx.db.kysely, config.patEmptyScopesFullAccess));
 
   app.addHook('onRequest', async (request, reply) => {

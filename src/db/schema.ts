@@ -269,7 +269,26 @@ export interface JwtRefreshTokensTable {
   revoked_at: string | null;
 }
 
+/** Idempotency-Key records; status_code null = reservation of a request still running. */
+export interface IdempotencyKeysTable {
+  id: Generated<number>;
+  user_id: number;
+  method: string;
+  path: string;
+  idempotency_key: string;
+  /** SHA-256 (hex) of the raw request body. */
+  fingerprint: string;
+  status_code: number | null;
+  response_body: string | null;
+  content_type: string | null;
+  location: string | null;
+  locked_until: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface Database {
+  idempotency_keys: IdempotencyKeysTable;
   events: EventsTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_deliveries: WebhookDeliveriesTable;

@@ -4,6 +4,7 @@ import type { Migration } from 'kysely';
 import * as m0001 from './0001_foundation.ts';
 import * as m0002 from './0002_events.ts';
 import * as m0003 from './0003_accounts.ts';
+import * as m0004 from './0004_traffic.ts';
 import * as m0005 from './0005_webhooks.ts';
 import * as m0006 from './0006_mail.ts';
 import * as m0007 from './0007_teams.ts';
@@ -12,6 +13,7 @@ export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_events': m0002,
   '0003_accounts': m0003,
+  '0004_traffic': m0004,
   '0005_webhooks': m0005,
   '0006_mail': m0006,
   '0007_teams': m0007,
