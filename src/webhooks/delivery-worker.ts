@@ -36,7 +36,7 @@ interface LoadedSubscription {
   secret_encrypted: string;
   previous_secret_encrypted: string | null;
   previous_secret_expires_at: string | null;
-  is_active: number;
+  subscription_active: number;
   team_active: number;
 }
 
@@ -153,7 +153,7 @@ class DeliveryLoop {
         's.secret_encrypted',
         's.previous_secret_encrypted',
         's.previous_secret_expires_at',
-        's.is_active',
+        's.is_active as subscription_active',
         't.is_active as team_active',
       ])
       .where('s.id', 'in', ids)
@@ -164,7 +164,10 @@ class DeliveryLoop {
       // the lease is longer than the delivery timeout, see config.ts).
       if (this.#inFlight.has(row.id)) continue;
       const work = this.#attempt(row, byId.get(row.subscription_id))
-        .then((result) => this.#writer.add(result))
+        .then(async (result) => {
+          await this.#writer.add(result);
+          this.#wakeForRetry(result);
+        })
         .catch((error) => webhookLog(this.#ctx).error({ err: error, delivery_id: row.id }, 'webhook result not written'))
         .finally(() => {
           this.#inFlight.delete(row.id);
@@ -174,11 +177,19 @@ class DeliveryLoop {
     }
   }
 
+  /** A retry due sooner than the next poll wakes the loop on time (short schedules, tests). */
+  #wakeForRetry(result: AttemptResult) {
+    const { retryDelays, maxRetries } = this.#ctx.config.webhooks;
+    if (result.ok || !result.attempted || result.delivery.attempt >= maxRetries) return;
+    const delayMs = retryDelays[result.delivery.attempt] * 1000;
+    if (delayMs < POLL_MS) setTimeout(this.#kick, delayMs + 5).unref();
+  }
+
   async #attempt(delivery: ClaimedDelivery, subscription: LoadedSubscription | undefined): Promise<AttemptResult> {
     const attemptedAt = nowIso();
     const base = { delivery, attemptedAt };
-    if (!subscription || subscription.is_active !== 1 || subscription.team_active !== 1) {
-      const why = !subscription ? 'the subscription was deleted' : subscription.is_active !== 1 ? 'the subscription is inactive' : 'the team is inactive';
+    if (!subscription || subscription.subscription_active !== 1 || subscription.team_active !== 1) {
+      const why = !subscription ? 'the subscription was deleted' : subscription.subscription_active !== 1 ? 'the subscription is inactive' : 'the team is inactive';
       return { ...base, attempted: false, ok: false, statusCode: null, durationMs: null, responseBody: `Not sent: ${why}.` };
     }
     const started = performance.now();
