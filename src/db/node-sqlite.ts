@@ -38,12 +38,15 @@ class CachedStatement implements SqliteStatement {
   }
 }
 
-export function openNodeSqlite(location: string): SqliteDatabase {
+export function openNodeSqlite(location: string): SqliteDatabase & { dataVersion(): number } {
   const database = new DatabaseSync(location, { enableForeignKeyConstraints: true, timeout: 5000 });
   database.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
   const cache = new Map<string, CachedStatement>();
+  const dataVersion = database.prepare('PRAGMA data_version');
   return {
     close: () => database.close(),
+    /** Changes whenever another connection has committed a change to the database file. */
+    dataVersion: () => (dataVersion.get() as { data_version: number }).data_version,
     prepare(sql: string): SqliteStatement {
       let statement = cache.get(sql);
       if (statement) return statement;

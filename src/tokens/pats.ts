@@ -2,7 +2,9 @@
 // bearer resolver used by the API on every request.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
-import type { BearerResolver, Principal } from '../http/auth.ts';
+import type { AuthUser, BearerResolver, Principal } from '../http/auth.ts';
+import { externalChangeCounter } from '../db/connection.ts';
+import { onTableWrite } from '../db/write-watch.ts';
 import { toAuthUser } from '../accounts/users.ts';
 import { nowIso } from '../util/time.ts';
 import { DISPLAY_PREFIX_LENGTH, PAT_PREFIX, generatePat, hashPat, isWellFormedPat } from './pat-format.ts';
@@ -80,14 +82,58 @@ export async function revokePat(db: Kysely<Database>, id: number, userId?: numbe
 // across processes, and the in-process map spares the UPDATE on the hot path in between.
 const LAST_USED_GRANULARITY_MS = 60_000;
 
+/**
+ * How long a resolved token may be reused without reading the database again. Within this
+ * process any write to `users` or `personal_access_tokens` (revocation, deactivation, profile
+ * change — by a request or a CLI command) empties the cache at once (db/write-watch.ts); on SQLite
+ * a commit by any other process does too (PRAGMA data_version, checked on every request). So the
+ * TTL only bounds what this process cannot see: a revocation committed by another process on
+ * PostgreSQL takes effect here within this long.
+ */
+export const PAT_CACHE_TTL_MS = 1_000;
+/** Bounded: beyond it the oldest entry goes (one entry per distinct token seen within the TTL). */
+const PAT_CACHE_MAX_ENTRIES = 10_000;
+const WATCHED_TABLES = new Set(['users', 'personal_access_tokens']);
+
+interface CachedPat {
+  fetchedAt: number;
+  tokenId: number;
+  lastUsedAt: string | null;
+  /** ms since the epoch, or Infinity */
+  expiresAt: number;
+  user: AuthUser;
+  scopes: ReadonlySet<string> | null;
+  credentialId: string;
+}
+
 export class PatResolver implements BearerResolver {
   readonly #db: Kysely<Database>;
   readonly #emptyScopesFullAccess: boolean;
   readonly #lastUsedWrites = new Map<number, number>();
+  /** token hash → what the database said about it, at most PAT_CACHE_TTL_MS ago. */
+  readonly #cache = new Map<string, CachedPat>();
+  /** Bumped on every invalidation: a lookup that raced one does not fill the cache. */
+  #generation = 0;
+  readonly #externalChanges: (() => number) | null;
+  #externalSeen = -1;
 
   constructor(db: Kysely<Database>, emptyScopesFullAccess: boolean) {
     this.#db = db;
     this.#emptyScopesFullAccess = emptyScopesFullAccess;
+    this.#externalChanges = externalChangeCounter(db);
+    // The listener lives as long as the process (one resolver per app); it only clears a Map.
+    onTableWrite((table, columns) => {
+      if (!WATCHED_TABLES.has(table)) return;
+      // Our own last_used_at bookkeeping changes nothing a principal carries.
+      if (table === 'personal_access_tokens' && columns?.length === 1 && columns[0] === 'last_used_at') return;
+      this.invalidate();
+    });
+  }
+
+  /** Forgets every resolved token (a credential or user may have changed). */
+  invalidate() {
+    this.#generation++;
+    this.#cache.clear();
   }
 
   matches(token: string): boolean {
@@ -96,7 +142,29 @@ export class PatResolver implements BearerResolver {
 
   async resolve(token: string): Promise<Principal | null> {
     if (!isWellFormedPat(token)) return null;
-    // One joined query for token and user: the hot path of every PAT request.
+    const hash = hashPat(token);
+    const now = Date.now();
+    if (this.#externalChanges) {
+      const version = this.#externalChanges();
+      if (version !== this.#externalSeen) {
+        this.#externalSeen = version;
+        this.invalidate();
+      }
+    }
+    let entry = this.#cache.get(hash);
+    if (entry && now - entry.fetchedAt >= PAT_CACHE_TTL_MS) {
+      this.#cache.delete(hash);
+      entry = undefined;
+    }
+    entry ??= (await this.#load(hash, now)) ?? undefined;
+    if (!entry || entry.expiresAt <= now) return null;
+    this.#touch(entry, now);
+    return { user: entry.user, kind: 'pat', scopes: entry.scopes, credentialId: entry.credentialId };
+  }
+
+  async #load(hash: string, now: number): Promise<CachedPat | null> {
+    const generation = this.#generation;
+    // One joined query for token and user: the hot path of every PAT request not in the cache.
     const row = await this.#db
       .selectFrom('personal_access_tokens as t')
       .innerJoin('users as u', 'u.id', 't.user_id')
@@ -114,24 +182,33 @@ export class PatResolver implements BearerResolver {
         'u.is_staff',
         'u.is_active',
       ])
-      .where('t.token_hash', '=', hashPat(token))
+      .where('t.token_hash', '=', hash)
       .executeTakeFirst();
+    // Refusals are not cached: a token that is not valid now may not be remembered as valid later,
+    // and guessing is the throttle's business.
     if (!row || row.revoked_at !== null || row.is_active !== 1) return null;
-    const now = Date.now();
-    if (row.expires_at !== null && Date.parse(row.expires_at) <= now) return null;
-    this.#touch(row.token_id, row.last_used_at, now);
     const scopes: string[] = JSON.parse(row.scopes);
     const fullAccess = scopes.length === 0 && this.#emptyScopesFullAccess;
-    return {
-      user: toAuthUser(row),
-      kind: 'pat',
+    const entry: CachedPat = {
+      fetchedAt: now,
+      tokenId: row.token_id,
+      lastUsedAt: row.last_used_at,
+      expiresAt: row.expires_at === null ? Infinity : Date.parse(row.expires_at),
+      // Shared by every request this entry serves: frozen so that no route can alter another's.
+      user: Object.freeze(toAuthUser(row)),
       scopes: fullAccess ? null : new Set(scopes),
       credentialId: `pat:${row.token_id}`,
     };
+    if (generation === this.#generation) {
+      if (this.#cache.size >= PAT_CACHE_MAX_ENTRIES) this.#cache.delete(this.#cache.keys().next().value as string);
+      this.#cache.set(hash, entry);
+    }
+    return entry;
   }
 
-  #touch(tokenId: number, lastUsedAt: string | null, now: number) {
-    const lastWrite = Math.max(this.#lastUsedWrites.get(tokenId) ?? 0, lastUsedAt ? Date.parse(lastUsedAt) : 0);
+  #touch(entry: CachedPat, now: number) {
+    const tokenId = entry.tokenId;
+    const lastWrite = Math.max(this.#lastUsedWrites.get(tokenId) ?? 0, entry.lastUsedAt ? Date.parse(entry.lastUsedAt) : 0);
     if (now - lastWrite < LAST_USED_GRANULARITY_MS) return;
     this.#lastUsedWrites.set(tokenId, now);
     const threshold = new Date(now - LAST_USED_GRANULARITY_MS).toISOString();

@@ -1,0 +1,67 @@
+// Starts the service under test: the production build (dist/main.js) in production mode, with
+// default production logging (stdout to /dev/null), the API throttle lifted so that 429s are not
+// what is measured, and no in-process worker unless asked.
+import path from 'node:path';
+import { NODE, ROOT, freePort, portOpen, startProcess, type Started } from './processes.ts';
+
+export const BENCH_SECRET_KEY = 'bench-secret-key-0123456789abcdefghijklmnopqrstuvwxyz';
+export const LIFTED_THROTTLE = '100000000/hour';
+
+export interface AppServer extends Started {
+  url: string;
+}
+
+/** The environment of every service process of the benchmark (server, worker, seeding). */
+export function serviceEnv(dataDir: string, databaseUrl: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_ENV: 'production',
+    SECRET_KEY: BENCH_SECRET_KEY,
+    SERVICE_DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    HOST: '127.0.0.1',
+    SERVICE_THROTTLE_USER: LIFTED_THROTTLE,
+    SERVICE_THROTTLE_ANON: LIFTED_THROTTLE,
+    SERVICE_THROTTLE_AUTH: LIFTED_THROTTLE,
+    ...extra,
+  };
+}
+
+export async function startAppServer(options: {
+  name: string;
+  dataDir: string;
+  databaseUrl: string;
+  cpu: number;
+  env?: Record<string, string>;
+  worker?: boolean;
+}): Promise<AppServer> {
+  const port = await freePort();
+  const env = serviceEnv(options.dataDir, options.databaseUrl, { PORT: String(port), BASE_URL: `http://127.0.0.1:${port}`, ...options.env });
+  const started = await startProcess({
+    name: options.name,
+    command: NODE,
+    args: [path.join(ROOT, 'dist/main.js'), 'serve', ...(options.worker ? [] : ['--no-worker'])],
+    env,
+    cpu: options.cpu,
+    logFile: path.join(options.dataDir, `${options.name}.stderr.log`),
+    stdoutToNull: true,
+    ready: () => portOpen(port),
+    timeoutMs: 60_000,
+  });
+  return { ...started, url: `http://127.0.0.1:${port}` };
+}
+
+export async function startBare(options: { name: string; dir: string; cpu: number; env?: Record<string, string> }): Promise<AppServer> {
+  const port = await freePort();
+  const started = await startProcess({
+    name: options.name,
+    command: NODE,
+    args: [path.join(ROOT, 'bench/servers/bare-http.mjs')],
+    env: { PATH: process.env.PATH, PORT: String(port), ...options.env },
+    cpu: options.cpu,
+    logFile: path.join(options.dir, `${options.name}.log`),
+    ready: (log) => log.includes('listening'),
+  });
+  return { ...started, url: `${options.env?.BARE_TLS_CERT ? 'https' : 'http'}://127.0.0.1:${port}` };
+}

@@ -1,0 +1,119 @@
+// CPU accounting from /proc: the machine's busy time (/proc/stat) and the time of the processes
+// under test (/proc/<pid>/stat). Used for server CPU µs per request and to drop rounds in which
+// something else ran on the machine.
+import fs from 'node:fs';
+
+/** Clock ticks per second of /proc times (USER_HZ; 100 on every Linux this runs on). */
+export const TICKS_PER_SECOND = 100;
+
+export interface MachineCpu {
+  /** user + nice + system ticks summed over all CPUs. */
+  busy: number;
+  softirq: number;
+  irq: number;
+  steal: number;
+}
+
+export function machineCpu(): MachineCpu {
+  const line = fs.readFileSync('/proc/stat', 'utf8').split('\n', 1)[0];
+  const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+  return { busy: user + nice + system, softirq, irq, steal };
+}
+
+interface ProcStat {
+  ppid: number;
+  /** utime + stime */
+  self: number;
+  /** cutime + cstime: children that exited and were reaped */
+  reaped: number;
+}
+
+function readStat(pid: number): ProcStat | null {
+  let text: string;
+  try {
+    text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  // The command name is in parentheses and may hold spaces: fields start after the last ')'.
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  // fields[0] is state (field 3); utime is field 14 → index 11.
+  return {
+    ppid: Number(fields[1]),
+    self: Number(fields[11]) + Number(fields[12]),
+    reaped: Number(fields[13]) + Number(fields[14]),
+  };
+}
+
+function allProcesses(): Map<number, ProcStat> {
+  const table = new Map<number, ProcStat>();
+  for (const name of fs.readdirSync('/proc')) {
+    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
+    const stat = readStat(Number(name));
+    if (stat) table.set(Number(name), stat);
+  }
+  return table;
+}
+
+/** Ticks used so far by `root` and every live descendant, including their reaped children. */
+export function treeTicks(roots: number[]): number {
+  const table = allProcesses();
+  const children = new Map<number, number[]>();
+  for (const [pid, stat] of table) {
+    const list = children.get(stat.ppid);
+    if (list) list.push(pid);
+    else children.set(stat.ppid, [pid]);
+  }
+  let total = 0;
+  const seen = new Set<number>();
+  const stack = [...roots];
+  while (stack.length) {
+    const pid = stack.pop()!;
+    if (seen.has(pid)) continue;
+    seen.add(pid);
+    const stat = table.get(pid);
+    if (!stat) continue;
+    total += stat.self + stat.reaped;
+    stack.push(...(children.get(pid) ?? []));
+  }
+  return total;
+}
+
+/** A before/after probe around one measurement. */
+export class CpuProbe {
+  readonly #servers: number[];
+  #t0 = 0;
+  #machine0: MachineCpu = machineCpu();
+  #ours0 = 0;
+  #server0 = 0;
+
+  /** `servers`: the process trees whose CPU is the cost of the system under test. */
+  constructor(servers: number[]) {
+    this.#servers = servers;
+  }
+
+  start() {
+    this.#machine0 = machineCpu();
+    // Everything this harness started (servers, databases, wrk) counts as "ours".
+    this.#ours0 = treeTicks([process.pid]);
+    this.#server0 = treeTicks(this.#servers);
+    this.#t0 = performance.now();
+    return this;
+  }
+
+  stop(): { seconds: number; serverTicks: number; otherCores: number; softirqCores: number; stealCores: number } {
+    const seconds = (performance.now() - this.#t0) / 1000;
+    const server = treeTicks(this.#servers) - this.#server0;
+    const ours = treeTicks([process.pid]) - this.#ours0;
+    const machine = machineCpu();
+    const busy = machine.busy - this.#machine0.busy;
+    const perSecond = (ticks: number) => ticks / TICKS_PER_SECOND / seconds;
+    return {
+      seconds,
+      serverTicks: server,
+      otherCores: Math.max(0, perSecond(busy - ours)),
+      softirqCores: perSecond(machine.softirq - this.#machine0.softirq),
+      stealCores: perSecond(machine.steal - this.#machine0.steal),
+    };
+  }
+}

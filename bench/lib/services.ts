@@ -1,0 +1,89 @@
+// Private PostgreSQL and Redis instances for the benchmark: started on free, non-default ports
+// in a temp dir, pinned beside the server under test, stopped by pid. The machine's own
+// PostgreSQL (5432) and Redis (6379) are never touched.
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { freePort, run, startProcess, tempDir, type Started } from './processes.ts';
+
+const PG_BIN = ['/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin'].find((dir) =>
+  fs.existsSync(path.join(dir, 'initdb')),
+);
+
+export interface PrivatePostgres extends Started {
+  url: string;
+  /** A fresh database on this instance. */
+  createDatabase(name: string): Promise<string>;
+}
+
+export function postgresAvailable(): boolean {
+  return PG_BIN !== undefined;
+}
+
+export async function startPostgres(cpu: number): Promise<PrivatePostgres> {
+  if (!PG_BIN) throw new Error('PostgreSQL binaries not found under /usr/lib/postgresql');
+  const dir = tempDir('svc-bench-pg-');
+  const data = path.join(dir, 'data');
+  // PostgreSQL refuses to run as root: when we are root, the instance runs as the postgres user.
+  const user = process.getuid?.() === 0 ? 'postgres' : undefined;
+  if (user) run('chown', ['-R', user, dir]);
+  run(path.join(PG_BIN, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--no-sync'], { user });
+  const port = await freePort();
+  const started = await startProcess({
+    name: 'postgres',
+    command: path.join(PG_BIN, 'postgres'),
+    args: ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
+    cpu,
+    user,
+    logFile: path.join(dir, 'postgres.log'),
+    ready: (log) => log.includes('ready to accept connections'),
+  });
+  const url = `postgres://postgres@127.0.0.1:${port}`;
+  return {
+    ...started,
+    url,
+    async createDatabase(name: string) {
+      const client = new pg.Client({ connectionString: `${url}/postgres` });
+      await client.connect();
+      await client.query(`create database ${name}`);
+      await client.end();
+      return `${url}/${name}`;
+    },
+    async stop() {
+      // The postmaster's pid (runuser's child when we are root): a fast shutdown by SIGINT.
+      try {
+        const postmaster = Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n', 1)[0]);
+        if (postmaster > 0 && postmaster !== started.pid) process.kill(postmaster, 'SIGINT');
+      } catch {
+        // already gone
+      }
+      await started.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface PrivateRedis extends Started {
+  url: string;
+}
+
+export async function startRedis(cpu: number): Promise<PrivateRedis> {
+  const dir = tempDir('svc-bench-redis-');
+  const port = await freePort();
+  const started = await startProcess({
+    name: 'redis',
+    command: 'redis-server',
+    args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    cpu,
+    logFile: path.join(dir, 'redis.log'),
+    ready: (log) => log.includes('Ready to accept connections'),
+  });
+  return {
+    ...started,
+    url: `redis://127.0.0.1:${port}`,
+    async stop() {
+      await started.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

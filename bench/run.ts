@@ -1,0 +1,139 @@
+// `npm run bench` (full: warm-up 3 s, ≥ 5 clean rounds of 5 s) and `npm run bench -- --quick`
+// (one round each, what CI runs to prove the harness works). Every figure is reported beside its
+// baseline measured in the same run, as a ratio; rounds disturbed by other processes are dropped
+// and counted. Writes bench/results/<date>.json and prints a Markdown table.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { NODE, ROOT, commandExists, stopAll, tempDir } from './lib/processes.ts';
+import { markdownTable, notAvailable, type Metric } from './lib/report.ts';
+import { CLIENT_CPU } from './lib/wrk.ts';
+import { httpScenarios } from './scenarios/http.ts';
+import { startupScenarios } from './scenarios/startup.ts';
+import { webhookScenarios } from './scenarios/webhooks.ts';
+import { snsScenarios } from './scenarios/sns.ts';
+
+export interface Plan {
+  quick: boolean;
+  /** Rounds wanted (clean ones, in a full run). */
+  rounds: number;
+  /** Upper bound of rounds, dropped ones included. */
+  maxRounds: number;
+  seconds: number;
+  warmupSeconds: number;
+  dir: string;
+  log(line: string): void;
+}
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    'no-build': { type: 'boolean', default: false },
+    out: { type: 'string' },
+  },
+});
+
+const started = Date.now();
+const log = (line: string) => process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) newest = Math.max(newest, fs.statSync(path.join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+function ensureBuild() {
+  const main = path.join(ROOT, 'dist/main.js');
+  if (values['no-build'] && fs.existsSync(main)) return;
+  if (fs.existsSync(main) && fs.statSync(main).mtimeMs >= newestMtime(path.join(ROOT, 'src'))) return;
+  log('building dist/ (npm run build)');
+  const result = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (result.status !== 0) throw new Error('npm run build failed');
+}
+
+async function main() {
+  const quick = values.quick;
+  for (const tool of ['wrk', 'taskset']) {
+    if (!commandExists(tool)) throw new Error(`${tool} is required (apt-get install -y wrk; taskset is in util-linux)`);
+  }
+  if (os.cpus().length < 2) throw new Error('the harness pins the server and the client to two different CPUs: it needs at least 2');
+  ensureBuild();
+  // The harness itself (mostly idle) stays on the client's CPU, away from the server under test.
+  spawnSync('taskset', ['-a', '-p', '-c', String(CLIENT_CPU), String(process.pid)], { stdio: 'ignore' });
+  const dir = tempDir('svc-bench-');
+  const plan: Plan = {
+    quick,
+    rounds: quick ? 1 : 5,
+    maxRounds: quick ? 1 : 8,
+    seconds: quick ? 3 : 5,
+    warmupSeconds: quick ? 1 : 3,
+    dir,
+    log,
+  };
+  log(`${quick ? 'quick' : 'full'} run in ${dir}`);
+  const only = values.only?.split(',');
+  const want = (name: string) => !only || only.includes(name);
+  const metrics: Metric[] = [];
+  const sections: [string, (p: Plan) => Promise<Metric[]>][] = [
+    ['http', httpScenarios],
+    ['webhooks', webhookScenarios],
+    ['sns', snsScenarios],
+    ['startup', startupScenarios],
+  ];
+  for (const [name, section] of sections) {
+    if (!want(name)) continue;
+    log(`== ${name}`);
+    metrics.push(...(await section(plan)));
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+
+  const node = spawnSync(NODE, ['-v'], { encoding: 'utf8' }).stdout.trim();
+  const wrkVersion = spawnSync('wrk', ['-v'], { encoding: 'utf8' }).stdout.split('\n', 1)[0];
+  const result = {
+    date: new Date().toISOString(),
+    mode: quick ? 'quick' : 'full',
+    machine: {
+      cpu: os.cpus()[0]?.model,
+      cpus: os.cpus().length,
+      memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+      kernel: os.release(),
+      node,
+      wrk: wrkVersion,
+    },
+    method: {
+      wrk: 'one thread pinned to CPU 1, 50 connections, server under test pinned to CPU 0',
+      rounds: plan.rounds,
+      secondsPerMeasurement: plan.seconds,
+      warmupSeconds: plan.warmupSeconds,
+      contentionLimitCores: 0.1,
+    },
+    durationSeconds: Math.round((Date.now() - started) / 1000),
+    metrics,
+  };
+  const table = markdownTable(metrics);
+  const outFile = values.out ?? path.join(ROOT, 'bench/results', `${result.date.slice(0, 10)}${quick ? '-quick' : ''}.json`);
+  fs.mkdirSync(path.dirname(outFile), { recursive: true });
+  fs.writeFileSync(outFile, JSON.stringify(result, null, 2) + '\n');
+  process.stdout.write(`\n${quick ? 'Quick' : 'Full'} run, ${result.date}, ${result.machine.cpu} × ${result.machine.cpus}, Node ${node}, ${result.durationSeconds} s\n\n${table}\n\nwritten to ${path.relative(ROOT, outFile)}\n`);
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    stopAll().finally(() => process.exit(130));
+  });
+}
+
+try {
+  await main();
+} catch (error) {
+  log(`FAILED: ${(error as Error).stack ?? error}`);
+  await stopAll();
+  process.exitCode = 1;
+}
+// Keep unused import lint-free when a section is absent.
+void notAvailable;

@@ -1,0 +1,269 @@
+// HTTP scenarios measured with wrk against the production build: GET /api/v1/me/ with rotating
+// PATs in SQLite mode (logging on and off), in PostgreSQL + Redis mode, paced at ~10k req/s,
+// and paced while tokens are issued — each round against a bare node:http server in the same run.
+import fs from 'node:fs';
+import path from 'node:path';
+import { request } from 'undici';
+import { startAppServer, startBare, serviceEnv, type AppServer } from '../lib/app-server.ts';
+import { NODE, ROOT, run, type Started } from '../lib/processes.ts';
+import { judge, notAvailable, type Metric, type Target } from '../lib/report.ts';
+import { startPostgres, startRedis, postgresAvailable } from '../lib/services.ts';
+import { median, range } from '../lib/stats.ts';
+import { SERVER_CPU, wrk, type WrkResult } from '../lib/wrk.ts';
+import type { Plan } from '../run.ts';
+
+const SEED_USERS = 64;
+const SEED_TOKENS_PER_USER = 16; // 1,024 PATs
+/** Per-connection pause that paces 50 connections at about 10k requests/s (wrk's delay() is in whole ms). */
+const PACED_DELAY_MS = 5;
+const ISSUANCES_PER_SECOND = 5;
+const BENCH_PASSWORD = 'bench password that is long enough';
+
+export const TARGETS: Record<string, Target> = {
+  me_sqlite: { kind: 'min', must: 0.45, aim: 0.6, on: 'ratio', text: '≥ 0.45 / ≥ 0.60' },
+  me_sqlite_paced_p99: { kind: 'max', must: 3, aim: 2, on: 'value', text: '≤ 3 ms / ≤ 2 ms and ≤ 4× bare' },
+  me_pg: { kind: 'min', must: 0.15, aim: 0.22, on: 'ratio', text: '≥ 0.15 / ≥ 0.22' },
+  logging: { kind: 'min', must: 0.85, aim: 0.95, on: 'ratio', text: '≥ 0.85 / ≥ 0.95' },
+  issuance_p99: { kind: 'max', must: 3, aim: 2, on: 'ratio', text: '≤ 3× idle / ≤ 2× idle' },
+};
+
+function seed(dataDir: string, databaseUrl: string, tokensFile: string) {
+  run(NODE, ['--disable-warning=ExperimentalWarning', path.join(ROOT, 'bench/seed.ts'), tokensFile, String(SEED_USERS), String(SEED_TOKENS_PER_USER)], {
+    env: serviceEnv(dataDir, databaseUrl),
+  });
+}
+
+/** One request through a real socket: the route must answer 200 (wrk only counts ≥ 400 as errors). */
+async function preflight(url: string, token: string): Promise<number> {
+  const response = await request(`${url}/api/v1/me/`, { headers: { authorization: `Bearer ${token}` } });
+  const body = await response.body.text();
+  if (response.statusCode !== 200) throw new Error(`preflight ${url}/api/v1/me/ → ${response.statusCode}: ${body}`);
+  return Buffer.byteLength(body);
+}
+
+/** Whether JWT issuance (POST /api/auth/token/) exists in this build: a wrong password gives 401, a missing route 404. */
+async function issuanceAvailable(url: string): Promise<boolean> {
+  const response = await request(`${url}/api/auth/token/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'bench-user-0000@example.com', password: BENCH_PASSWORD }),
+  });
+  await response.body.text();
+  return response.statusCode === 200;
+}
+
+/** Issues tokens at a steady rate until stopped; every issuance must succeed. */
+function issueTokens(url: string) {
+  let stopped = false;
+  let issued = 0;
+  let failure: Error | null = null;
+  const inflight = new Set<Promise<void>>();
+  const timer = setInterval(() => {
+    if (stopped) return;
+    const n = String(issued % SEED_USERS).padStart(4, '0');
+    const p = request(`${url}/api/auth/token/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: `bench-user-${n}@example.com`, password: BENCH_PASSWORD }),
+    }).then(async (response) => {
+      const body = await response.body.text();
+      if (response.statusCode !== 200) failure ??= new Error(`token issuance → ${response.statusCode}: ${body}`);
+      issued++;
+    }, (error) => {
+      failure ??= error;
+    });
+    inflight.add(p);
+    p.finally(() => inflight.delete(p));
+  }, 1000 / ISSUANCES_PER_SECOND);
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await Promise.all(inflight);
+      if (failure) throw failure;
+      return issued;
+    },
+  };
+}
+
+interface Sample {
+  round: number;
+  results: Record<string, WrkResult>;
+}
+
+/** Values of clean rounds; when none is clean (quick runs on a busy machine), all of them, flagged. */
+function cleanOrAll(samples: Sample[], keys: string[]) {
+  const clean = samples.filter((s) => keys.every((k) => s.results[k]?.clean));
+  const usable = samples.filter((s) => keys.every((k) => s.results[k]));
+  return { chosen: clean.length ? clean : usable, clean: clean.length, dropped: usable.length - clean.length };
+}
+
+function ratioMetric(
+  samples: Sample[],
+  id: string,
+  label: string,
+  subject: string,
+  base: string,
+  baselineLabel: string,
+  value: (r: WrkResult) => number,
+  unit: string,
+  inverse = false,
+): Metric {
+  const { chosen, clean, dropped } = cleanOrAll(samples, [subject, base]);
+  const ratios = chosen.map((s) => (inverse ? value(s.results[base]) / value(s.results[subject]) : value(s.results[subject]) / value(s.results[base])));
+  const pick = (key: string, f: (r: WrkResult) => number) => median(chosen.map((s) => f(s.results[key])));
+  return judge({
+    id,
+    label,
+    value: pick(subject, value),
+    unit,
+    baseline: pick(base, value),
+    baselineLabel,
+    ratio: median(ratios),
+    ratioRange: range(ratios),
+    rounds: clean,
+    dropped,
+    target: TARGETS[id],
+    details: {
+      perRound: chosen.map((s) => ({ round: s.round, ratio: inverse ? value(s.results[base]) / value(s.results[subject]) : value(s.results[subject]) / value(s.results[base]) })),
+      [subject]: summarize(chosen.map((s) => s.results[subject])),
+      [base]: summarize(chosen.map((s) => s.results[base])),
+    },
+  });
+}
+
+function summarize(results: WrkResult[]) {
+  const m = (f: (r: WrkResult) => number) => median(results.map(f));
+  return {
+    rps: m((r) => r.rps),
+    p50Ms: m((r) => r.p50Ms),
+    p90Ms: m((r) => r.p90Ms),
+    p99Ms: m((r) => r.p99Ms),
+    cpuUsPerRequest: m((r) => r.cpuUsPerRequest),
+    otherCores: results.map((r) => Math.round(r.otherCores * 1000) / 1000),
+  };
+}
+
+export async function httpScenarios(plan: Plan): Promise<Metric[]> {
+  const dir = plan.dir;
+  const started: Started[] = [];
+  try {
+    // Seed once with the service's functions, then give each SQLite server its own copy of the file
+    // (a second process writing the same file would invalidate the other's caches).
+    const seedDir = path.join(dir, 'sqlite-seed');
+    fs.mkdirSync(seedDir);
+    const tokensFile = path.join(dir, 'tokens.txt');
+    plan.log(`seeding ${SEED_USERS * SEED_TOKENS_PER_USER} PATs for ${SEED_USERS} users (SQLite)`);
+    seed(seedDir, `sqlite:${path.join(seedDir, 'bench.sqlite3')}`, tokensFile);
+    const tokens = fs.readFileSync(tokensFile, 'utf8').trim().split('\n');
+    const sqliteServer = async (name: string, env: Record<string, string> = {}) => {
+      const serverDir = path.join(dir, name);
+      fs.cpSync(seedDir, serverDir, { recursive: true });
+      const server = await startAppServer({ name, dataDir: serverDir, databaseUrl: `sqlite:${path.join(serverDir, 'bench.sqlite3')}`, cpu: SERVER_CPU, env });
+      started.push(server);
+      return server;
+    };
+    const servers: Record<string, AppServer> = {};
+    servers.sqlite = await sqliteServer('sqlite');
+    servers.sqlite_nolog = await sqliteServer('sqlite_nolog', { LOG_LEVEL: 'silent' });
+    const pids: Record<string, number[]> = { sqlite: [servers.sqlite.pid], sqlite_nolog: [servers.sqlite_nolog.pid] };
+
+    let pgNote: string | null = null;
+    if (!postgresAvailable()) pgNote = 'PostgreSQL binaries not installed';
+    else {
+      const postgres = await startPostgres(SERVER_CPU);
+      started.push(postgres);
+      const redis = await startRedis(SERVER_CPU);
+      started.push(redis);
+      const pgDir = path.join(dir, 'pg');
+      fs.mkdirSync(pgDir);
+      const databaseUrl = await postgres.createDatabase('bench');
+      plan.log('seeding PATs (PostgreSQL)');
+      const pgTokens = path.join(dir, 'tokens-pg.txt');
+      seed(pgDir, databaseUrl, pgTokens);
+      servers.pg = await startAppServer({ name: 'pg', dataDir: pgDir, databaseUrl, cpu: SERVER_CPU, env: { REDIS_URL: redis.url } });
+      started.push(servers.pg);
+      pids.pg = [servers.pg.pid, postgres.pid, redis.pid];
+      await preflight(servers.pg.url, fs.readFileSync(pgTokens, 'utf8').split('\n', 1)[0]);
+    }
+    const tokensFor = (key: string) => (key === 'pg' ? path.join(dir, 'tokens-pg.txt') : tokensFile);
+
+    const size = await preflight(servers.sqlite.url, tokens[0]);
+    await preflight(servers.sqlite_nolog.url, tokens[0]);
+    servers.bare = await startBare({ name: 'bare', dir, cpu: SERVER_CPU, env: { BARE_BODY_BYTES: String(size) } });
+    started.push(servers.bare);
+    pids.bare = [servers.bare.pid];
+    const bareSize = await preflight(servers.bare.url, tokens[0]);
+    if (bareSize !== size) throw new Error(`bare body is ${bareSize} bytes, /api/v1/me/ is ${size}`);
+    const issuance = await issuanceAvailable(servers.sqlite.url);
+
+    const closedLoop = Object.keys(servers);
+    const measure = (key: string, seconds: number, delayMs = 0) =>
+      wrk({ url: `${servers[key].url}/api/v1/me/`, seconds, serverPids: pids[key], tokensFile: tokensFor(key), delayMs });
+
+    plan.log(`warm-up ${plan.warmupSeconds} s each: ${closedLoop.join(', ')}`);
+    for (const key of closedLoop) await measure(key, plan.warmupSeconds);
+
+    const samples: Sample[] = [];
+    for (let round = 0; round < plan.maxRounds; round++) {
+      const results: Record<string, WrkResult> = {};
+      // Rotate the order every round so that drift over time does not favour one server.
+      const order = closedLoop.map((_, i) => closedLoop[(i + round) % closedLoop.length]);
+      for (const key of order) results[key] = await measure(key, plan.seconds);
+      const pacedOrder = round % 2 ? ['sqlite', 'bare'] : ['bare', 'sqlite'];
+      for (const key of pacedOrder) results[`${key}_paced`] = await measure(key, plan.seconds, PACED_DELAY_MS);
+      if (issuance) {
+        const issuer = issueTokens(servers.sqlite.url);
+        try {
+          results.sqlite_paced_issuing = await measure('sqlite', plan.seconds, PACED_DELAY_MS);
+        } finally {
+          results.issued = { requests: await issuer.stop() } as WrkResult;
+        }
+      }
+      samples.push({ round: round + 1, results });
+      const line = Object.entries(results)
+        .filter(([k]) => k !== 'issued')
+        .map(([k, r]) => `${k} ${Math.round(r.rps)}/s p99 ${r.p99Ms.toFixed(2)}ms${r.clean ? '' : ` (other ${r.otherCores.toFixed(2)} cores)`}`)
+        .join('; ');
+      plan.log(`round ${round + 1}: ${line}`);
+      const cleanRounds = samples.filter((s) => Object.entries(s.results).every(([k, r]) => k === 'issued' || r.clean)).length;
+      if (round + 1 >= plan.rounds && cleanRounds >= plan.rounds) break;
+      if (round + 1 >= plan.rounds && plan.quick) break;
+    }
+
+    const metrics: Metric[] = [];
+    metrics.push(ratioMetric(samples, 'me_sqlite', 'GET /api/v1/me/ (PAT, SQLite) req/s ÷ bare node:http', 'sqlite', 'bare', 'bare', (r) => r.rps, 'req/s'));
+    const paced = ratioMetric(samples, 'me_sqlite_paced_p99', 'same, p99 latency at ~10k req/s paced', 'sqlite_paced', 'bare_paced', 'bare', (r) => r.p99Ms, 'ms');
+    paced.aimExtra = paced.ratio !== null && paced.ratio <= 4;
+    metrics.push(judge({ ...paced, verdict: undefined, details: { ...paced.details, rpsPaced: summarize(cleanOrAll(samples, ['sqlite_paced']).chosen.map((s) => s.results.sqlite_paced)).rps } }));
+    metrics.push(
+      servers.pg
+        ? ratioMetric(samples, 'me_pg', 'same, PostgreSQL + Redis mode req/s ÷ bare', 'pg', 'bare', 'bare', (r) => r.rps, 'req/s')
+        : notAvailable('me_pg', 'same, PostgreSQL + Redis mode req/s ÷ bare', pgNote!, TARGETS.me_pg),
+    );
+    metrics.push(ratioMetric(samples, 'logging', 'default request logging: req/s with it ÷ without', 'sqlite', 'sqlite_nolog', 'LOG_LEVEL=silent', (r) => r.rps, 'req/s'));
+    metrics.push(
+      issuance
+        ? ratioMetric(samples, 'issuance_p99', `GET /api/v1/me/ p99 (paced) while ${ISSUANCES_PER_SECOND} token issuances/s run ÷ idle`, 'sqlite_paced_issuing', 'sqlite_paced', 'idle', (r) => r.p99Ms, 'ms')
+        : notAvailable('issuance_p99', `GET /api/v1/me/ p99 while ${ISSUANCES_PER_SECOND} token issuances/s run ÷ idle`, 'not available: POST /api/auth/token/ is not in this build', TARGETS.issuance_p99),
+    );
+    for (const key of closedLoop) {
+      const { chosen, clean, dropped } = cleanOrAll(samples, [key]);
+      const s = summarize(chosen.map((x) => x.results[key]));
+      metrics.push({
+        id: `cpu_${key}`,
+        label: `server CPU per request, ${key === 'pg' ? 'PostgreSQL + Redis (all three processes)' : key === 'bare' ? 'bare node:http' : key === 'sqlite' ? 'SQLite' : 'SQLite, logging off'} (p50/p90/p99 ${[s.p50Ms, s.p90Ms, s.p99Ms].map((x) => x?.toFixed(2)).join('/')} ms)`,
+        value: s.cpuUsPerRequest,
+        unit: 'µs',
+        baseline: null,
+        ratio: null,
+        rounds: clean,
+        dropped,
+        details: s,
+      });
+    }
+    return metrics;
+  } finally {
+    for (const s of started.reverse()) await s.stop();
+  }
+}

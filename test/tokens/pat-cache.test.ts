@@ -1,0 +1,96 @@
+// The PAT resolver's in-process cache (src/tokens/pats.ts) must never let a revoked token, a
+// deactivated user or an old profile through where the database says otherwise: writes in this
+// process evict at once, other processes' commits are seen on the next request on SQLite and
+// within PAT_CACHE_TTL_MS on PostgreSQL.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { PAT_CACHE_TTL_MS } from '../../src/tokens/pats.ts';
+import { bearer, startApp, type TestApp } from '../helpers/app.ts';
+import { svc } from '../cli/cli-helpers.ts';
+
+describe('PAT resolver cache', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp();
+  });
+  after(() => t.close());
+  const me = (token: string) => t.inject({ url: '/api/v1/me/', headers: bearer(token) });
+  const sqlite = !process.env.TEST_DATABASE_URL;
+
+  it('a profile change made in this process shows on the very next request', async () => {
+    const user = await t.user({ firstName: 'Before' });
+    const token = await t.token(user.id, ['read:profile']);
+    assert.equal((await me(token)).json().first_name, 'Before');
+    await t.ctx.db.kysely.updateTable('users').set({ first_name: 'After' }).where('id', '=', user.id).execute();
+    assert.equal((await me(token)).json().first_name, 'After');
+  });
+
+  it('a token revoked by raw SQL in this process is refused on the next request', async () => {
+    const user = await t.user();
+    const token = await t.token(user.id, ['read:profile']);
+    assert.equal((await me(token)).statusCode, 200);
+    const { sql } = await import('kysely');
+    await sql`update personal_access_tokens set revoked_at = ${new Date().toISOString()} where user_id = ${user.id}`.execute(t.ctx.db.kysely);
+    assert.equal((await me(token)).statusCode, 401);
+  });
+
+  it(`a revocation committed on a connection this process does not watch is refused ${sqlite ? 'on the next request' : `within ${PAT_CACHE_TTL_MS} ms`}`, async () => {
+    const user = await t.user();
+    const token = await t.token(user.id, ['read:profile']);
+    assert.equal((await me(token)).statusCode, 200);
+    const revokedAt = new Date().toISOString();
+    if (sqlite) {
+      // A second SQLite connection without Kysely: only PRAGMA data_version can tell the resolver.
+      const { DatabaseSync } = await import('node:sqlite');
+      const other = new DatabaseSync(t.env.DATABASE_URL.slice('sqlite:'.length));
+      other.prepare('update personal_access_tokens set revoked_at = ? where user_id = ?').run(revokedAt, user.id);
+      other.close();
+    } else {
+      const pg = (await import('pg')).default;
+      const other = new pg.Client({ connectionString: t.env.DATABASE_URL });
+      await other.connect();
+      await other.query('update personal_access_tokens set revoked_at = $1 where user_id = $2', [revokedAt, user.id]);
+      await other.end();
+      assert.equal((await me(token)).statusCode, 200, 'PostgreSQL: served from the cache within the TTL');
+      await sleep(PAT_CACHE_TTL_MS + 50);
+    }
+    assert.equal((await me(token)).statusCode, 401);
+  });
+
+  it(`a token revoked by another process (svc token revoke) is refused ${sqlite ? 'on the next request' : `within ${PAT_CACHE_TTL_MS} ms`}`, async () => {
+    const user = await t.user();
+    const token = await t.token(user.id, ['read:profile']);
+    const row = await t.ctx.db.kysely.selectFrom('personal_access_tokens').select('id').where('user_id', '=', user.id).executeTakeFirstOrThrow();
+    assert.equal((await me(token)).statusCode, 200);
+    const started = Date.now();
+    const revoked = await svc(t.env, ['token', 'revoke', '--id', String(row.id)]);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    if (!sqlite) {
+      // PostgreSQL: the cached entry may live out its TTL, never longer.
+      await sleep(Math.max(0, PAT_CACHE_TTL_MS - (Date.now() - started)) + 50);
+    }
+    assert.equal((await me(token)).statusCode, 401);
+  });
+
+  it(`a user deactivated by another process is refused ${sqlite ? 'on the next request' : `within ${PAT_CACHE_TTL_MS} ms`}, and works again once activated`, async () => {
+    const user = await t.user();
+    const token = await t.token(user.id, ['read:profile']);
+    assert.equal((await me(token)).statusCode, 200);
+    const off = await svc(t.env, ['user', 'deactivate', '--email', user.email]);
+    assert.equal(off.code, 0, off.stderr);
+    if (!sqlite) await sleep(PAT_CACHE_TTL_MS + 50);
+    assert.equal((await me(token)).statusCode, 401);
+    const on = await svc(t.env, ['user', 'activate', '--email', user.email]);
+    assert.equal(on.code, 0, on.stderr);
+    assert.equal((await me(token)).statusCode, 200);
+  });
+
+  it('a token that expires while cached is refused from its expiry on', async () => {
+    const user = await t.user();
+    const token = await t.token(user.id, ['read:profile'], new Date(Date.now() + 300).toISOString());
+    assert.equal((await me(token)).statusCode, 200);
+    await sleep(350);
+    assert.equal((await me(token)).statusCode, 401);
+  });
+});
