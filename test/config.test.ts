@@ -1,0 +1,146 @@
+// Settings: read from the environment, typed, validated; a bad value stops the process with a
+// message naming the variable; production refuses to start without SECRET_KEY; every variable
+// config.ts reads is documented in the README's settings table.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.ts';
+import { ROOT, svc } from './cli/cli-helpers.ts';
+
+describe('loadConfig', () => {
+  it('development defaults', () => {
+    const config = loadConfig({});
+    assert.equal(config.nodeEnv, 'development');
+    assert.equal(config.port, 8000);
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.baseUrl, 'http://localhost:8000');
+    assert.equal(config.dataDir, path.resolve('./data'));
+    assert.equal(config.databaseUrl, `sqlite:${path.resolve('./data/service.sqlite3')}`);
+    assert.equal(config.secretKey, null, 'generated into the data directory later');
+    assert.equal(config.logLevel, 'info');
+    assert.equal(config.bodyLimitBytes, 1024 * 1024);
+    assert.equal(config.apiDocsPublic, true);
+    assert.equal(config.patEmptyScopesFullAccess, true);
+    assert.deepEqual(config.extraScopes, []);
+    assert.equal(config.redisUrl, null);
+  });
+
+  it('BASE_URL follows PORT by default and loses its trailing slash', () => {
+    assert.equal(loadConfig({ PORT: '9001' }).baseUrl, 'http://localhost:9001');
+    assert.equal(loadConfig({ BASE_URL: 'https://api.example.com/' }).baseUrl, 'https://api.example.com');
+    assert.equal(loadConfig({ BASE_URL: 'https://example.com/svc/' }).baseUrl, 'https://example.com/svc');
+  });
+
+  it('DATABASE_URL: SQLite file, in-memory SQLite, PostgreSQL', () => {
+    const dir = path.resolve('/tmp/somewhere');
+    assert.equal(loadConfig({ SERVICE_DATA_DIR: dir }).databaseUrl, `sqlite:${dir}/service.sqlite3`);
+    for (const url of ['sqlite:/var/lib/svc/db.sqlite3', 'sqlite::memory:', 'postgres://u:p@db:5432/svc', 'postgresql://db/svc']) {
+      assert.equal(loadConfig({ DATABASE_URL: url }).databaseUrl, url);
+    }
+  });
+
+  it('production: SECRET_KEY required; docs off and all interfaces by default', () => {
+    assert.throws(() => loadConfig({ NODE_ENV: 'production' }), (error: Error) => error instanceof ConfigError && /SECRET_KEY/.test(error.message));
+    const config = loadConfig({ NODE_ENV: 'production', SECRET_KEY: 'k'.repeat(40) });
+    assert.equal(config.secretKey, 'k'.repeat(40));
+    assert.equal(config.apiDocsPublic, false);
+    assert.equal(config.host, '0.0.0.0');
+  });
+
+  it('test mode logs nothing by default', () => {
+    assert.equal(loadConfig({ NODE_ENV: 'test' }).logLevel, 'silent');
+  });
+
+  it('an empty value counts as unset', () => {
+    assert.equal(loadConfig({ PORT: '', SERVICE_PAT_EMPTY_SCOPES_FULL_ACCESS: ' ' }).port, 8000);
+  });
+
+  it('booleans accept true/false, 1/0, yes/no, on/off', () => {
+    for (const yes of ['true', 'TRUE', '1', 'yes', 'on']) assert.equal(loadConfig({ SERVICE_PAT_EMPTY_SCOPES_FULL_ACCESS: yes }).patEmptyScopesFullAccess, true);
+    for (const no of ['false', 'False', '0', 'no', 'off']) assert.equal(loadConfig({ SERVICE_PAT_EMPTY_SCOPES_FULL_ACCESS: no }).patEmptyScopesFullAccess, false);
+  });
+
+  it('SERVICE_EXTRA_SCOPES splits on spaces and commas', () => {
+    assert.deepEqual(loadConfig({ SERVICE_EXTRA_SCOPES: 'read:reports, write:reports  billing' }).extraScopes, ['read:reports', 'write:reports', 'billing']);
+  });
+
+  const invalid: [string, string][] = [
+    ['NODE_ENV', 'staging'],
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['PORT', '-1'],
+    ['PORT', '80.5'],
+    ['BASE_URL', 'not a url'],
+    ['BASE_URL', 'ftp://example.com'],
+    ['BASE_URL', 'https://example.com/?x=1'],
+    ['BASE_URL', 'https://user:pw@example.com'],
+    ['DATABASE_URL', 'mysql://root@localhost/svc'],
+    ['DATABASE_URL', 'service.sqlite3'],
+    ['SECRET_KEY', 'too-short'],
+    ['LOG_LEVEL', 'loud'],
+    ['SERVICE_BODY_LIMIT_BYTES', '10'],
+    ['SERVICE_BODY_LIMIT_BYTES', 'lots'],
+    ['SERVICE_API_DOCS_PUBLIC', 'maybe'],
+    ['SERVICE_EXTRA_SCOPES', 'Bad Scope!'],
+    ['SERVICE_PAT_EMPTY_SCOPES_FULL_ACCESS', '2'],
+    ['REDIS_URL', 'http://localhost:6379'],
+    ['SERVICE_THROTTLE_ANON', '100'],
+    ['SERVICE_THROTTLE_USER', '0/hour'],
+    ['SERVICE_THROTTLE_AUTH', '10/fortnight'],
+    ['SERVICE_IDEMPOTENCY_TTL_HOURS', '0'],
+    ['SERVICE_WEBHOOKS_ENABLED', 'sometimes'],
+  ];
+  for (const [name, value] of invalid) {
+    it(`${name}=${JSON.stringify(value)} is refused with a message naming ${name}`, () => {
+      assert.throws(
+        () => loadConfig({ [name]: value }),
+        (error: Error) => error instanceof ConfigError && error.message.includes(name),
+      );
+    });
+  }
+
+  it('an invalid DATABASE_URL message does not echo its password', () => {
+    assert.throws(() => loadConfig({ DATABASE_URL: 'mysql://root:hunter2@db/svc' }), (error: Error) => !error.message.includes('hunter2'));
+  });
+});
+
+describe('the process refuses bad settings', () => {
+  it('NODE_ENV=production without SECRET_KEY: `svc serve` exits non-zero naming SECRET_KEY and creates nothing', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-prod-'));
+    const dataDir = path.join(dir, 'data');
+    try {
+      const result = await svc({ NODE_ENV: 'production', SERVICE_DATA_DIR: dataDir, PORT: '0' }, ['serve'], 30_000);
+      assert.notEqual(result.code, 0);
+      assert.match(result.stderr, /SECRET_KEY/);
+      assert.doesNotMatch(result.stdout, /listening/);
+      assert.equal(fs.existsSync(dataDir), false);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a bad value stops `svc serve` with exit 1 and the variable\'s name', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-badcfg-'));
+    try {
+      const result = await svc({ NODE_ENV: 'test', SERVICE_DATA_DIR: dir, PORT: '0', SERVICE_PAT_EMPTY_SCOPES_FULL_ACCESS: 'perhaps' }, ['serve'], 30_000);
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, /^configuration error: SERVICE_PAT_EMPTY_SCOPES_FULL_ACCESS/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('README', () => {
+  it('documents every environment variable that src/config.ts reads, in the settings table', () => {
+    const source = fs.readFileSync(path.join(ROOT, 'src/config.ts'), 'utf8');
+    const names = [...new Set([...source.matchAll(/['"`]([A-Z][A-Z0-9_]{2,})['"`]/g)].map((m) => m[1]))];
+    assert.ok(names.includes('DATABASE_URL') && names.includes('SECRET_KEY') && names.length >= 10, `found ${names.join(', ')}`);
+    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const rows = new Set([...readme.matchAll(/^\|\s*`([A-Z][A-Z0-9_]+)`\s*\|/gm)].map((m) => m[1]));
+    const missing = names.filter((name) => !rows.has(name));
+    assert.deepEqual(missing, [], `settings missing from the README table: ${missing.join(', ')}`);
+  });
+});
