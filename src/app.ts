@@ -14,6 +14,7 @@ import { OneLinePerRequest } from './http/request-log.ts';
 import { throttleRequest } from './http/throttle-hook.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { Problem } from './http/schemas.ts';
+import { registerMailproviderIntake } from './mail/intake.ts';
 import { registerProductRoutes } from './products/routes.ts';
 import { registerTeamRoutes } from './teams/routes.ts';
 import { registerWebhookRoutes } from './webhooks/routes.ts';
@@ -66,5 +67,6 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
   registerWebhookRoutes(app, ctx);
   await registerAccountPages(app, ctx);
   await registerTokenRoutes(app, ctx);
+  await registerMailproviderIntake(app, ctx);
   return app;
 }

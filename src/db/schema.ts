@@ -97,7 +97,7 @@ export interface MailEventsTable {
   bounce_type: string | null;
   bounce_subtype: string | null;
   complaint_type: string | null;
-  suppressed: number;
+  suppressed: Generated<number>;
   occurred_at: string;
   topic_arn: string;
   detail: string;

@@ -1,0 +1,141 @@
+// `POST /webhooks/mailprovider/`: Amazon SES events delivered by an SNS HTTPS subscription. No credential,
+// no session, no CSRF: the SNS signature is the authentication. Routed only when
+// SERVICE_MAILPROVIDER_WEBHOOK_ENABLED is true. Order of checks: bounds and shape (413, 400), then every check
+// that needs no network (signature version, URLs, topic: 403), then the certificate (403, or 500 when the
+// fetch failed for a transient reason so SNS retries), the signature (403), and only then the content.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { AppContext } from '../app-context.ts';
+import { HttpProblem } from '../http/problem.ts';
+import { storeEvents } from './intake-store.ts';
+import { mailLog } from './log.ts';
+import { readSesEvent, TooManyRecipients } from './ses-events.ts';
+import { CertificateRefused, FETCH_TIMEOUT_MS, SnsCertificateStore } from './sns-certificates.ts';
+import { FetchRefused, FetchTransient, boundedGet, type FetchAgents } from './sns-fetch.ts';
+import { EnvelopeInvalid, isSupportedSignatureVersion, parseEnvelope, signatureIsValid, type SnsMessage } from './sns-message.ts';
+import { isValidSigningCertUrl, isValidSubscribeUrl } from './sns-urls.ts';
+
+export const INTAKE_PATH = '/webhooks/mailprovider/';
+/** SNS messages are at most 256 KiB; twice that leaves room for the envelope and JSON escaping. */
+export const INTAKE_BODY_LIMIT = 512 * 1024;
+const SUBSCRIBE_MAX_BYTES = 64 * 1024;
+
+/** What the intake reaches the network with. Tests replace the agents to reach a local stand-in. */
+export interface IntakeNetwork {
+  agents: FetchAgents;
+}
+
+const networks = new WeakMap<object, IntakeNetwork>();
+
+/** The network settings of one app (created on first use); tests set `agents` on it. */
+export function intakeNetwork(ctx: AppContext): IntakeNetwork {
+  let network = networks.get(ctx);
+  if (!network) {
+    network = { agents: {} };
+    networks.set(ctx, network);
+  }
+  return network;
+}
+
+const refuse = (log: Logger, message: SnsMessage | null, reason: string): never => {
+  log.warn({ sns_message_id: message?.MessageId, topic: message?.TopicArn, reason }, 'mail-provider message refused');
+  throw new HttpProblem(403, 'The message was refused.');
+};
+
+function networkFailure(log: Logger, message: SnsMessage, error: unknown, what: string): never {
+  if (error instanceof FetchTransient) {
+    log.error({ sns_message_id: message.MessageId, reason: error.message }, `${what} failed, SNS will retry`);
+    throw new HttpProblem(500, `The ${what} failed; try again later.`);
+  }
+  if (error instanceof FetchRefused || error instanceof CertificateRefused) refuse(log, message, `${what}: ${error.message}`);
+  throw error;
+}
+
+export async function registerMailproviderIntake(app: FastifyInstance, ctx: AppContext) {
+  const { config } = ctx;
+  if (!config.mailproviderWebhookEnabled) return;
+  const log = mailLog(ctx);
+  if (!config.mailproviderTopicArn) {
+    log.warn('SERVICE_MAILPROVIDER_TOPIC_ARN is not set: mail-provider messages from any SNS topic are accepted (set it before subscribing)');
+  }
+  const network = intakeNetwork(ctx);
+  const certificates = new SnsCertificateStore({ trustAnchorsFile: config.mailproviderTrustAnchorsFile, agents: () => network.agents });
+
+  // An encapsulated plugin: its own body limit and content-type parsing apply to this route only. SNS posts
+  // JSON as text/plain, so the body is read as text whatever the content type says and parsed here.
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: INTAKE_BODY_LIMIT }, (_request, body, done) => done(null, body));
+    scope.post(INTAKE_PATH, { bodyLimit: INTAKE_BODY_LIMIT, schema: { hide: true } }, async (request: FastifyRequest, reply: FastifyReply) => {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(typeof request.body === 'string' ? request.body : '');
+      } catch {
+        throw new HttpProblem(400, 'Request body is not valid JSON.');
+      }
+      let message: SnsMessage;
+      try {
+        message = parseEnvelope(parsed);
+      } catch (error) {
+        if (error instanceof EnvelopeInvalid) throw new HttpProblem(400, error.message);
+        throw error;
+      }
+
+      // Checks that need no network first: nothing is fetched for a message refused here.
+      if (!isSupportedSignatureVersion(message.SignatureVersion)) refuse(log, message, `SignatureVersion ${message.SignatureVersion.slice(0, 8)}`);
+      if (!isValidSigningCertUrl(message.SigningCertURL)) refuse(log, message, `SigningCertURL ${message.SigningCertURL.slice(0, 200)}`);
+      if (message.Type !== 'Notification' && !isValidSubscribeUrl(message.SubscribeURL!)) {
+        refuse(log, message, `SubscribeURL ${message.SubscribeURL!.slice(0, 200)}`);
+      }
+      if (config.mailproviderTopicArn && message.TopicArn !== config.mailproviderTopicArn) refuse(log, message, `topic ${message.TopicArn.slice(0, 200)}`);
+
+      let key;
+      try {
+        key = await certificates.publicKeyFor(message.SigningCertURL);
+      } catch (error) {
+        networkFailure(log, message, error, 'signing certificate fetch');
+      }
+      if (!signatureIsValid(message, key!)) refuse(log, message, 'bad signature');
+
+      if (message.Type === 'SubscriptionConfirmation') {
+        try {
+          await boundedGet(message.SubscribeURL!, { agents: network.agents, timeoutMs: FETCH_TIMEOUT_MS, maxBytes: SUBSCRIBE_MAX_BYTES });
+        } catch (error) {
+          networkFailure(log, message, error, 'subscription confirmation');
+        }
+        log.info({ topic: message.TopicArn }, 'mail-provider subscription confirmed');
+        return reply.send({ status: 'confirmed' });
+      }
+      if (message.Type === 'UnsubscribeConfirmation') {
+        log.warn({ topic: message.TopicArn }, 'mail-provider subscription ended (UnsubscribeConfirmation received)');
+        return reply.send({ status: 'ok' });
+      }
+
+      let inner: unknown;
+      try {
+        inner = JSON.parse(message.Message);
+      } catch {
+        inner = null;
+      }
+      if (typeof inner !== 'object' || inner === null || Array.isArray(inner)) {
+        log.warn({ sns_message_id: message.MessageId }, 'mail-provider notification ignored: Message is not a JSON object');
+        return reply.send({ status: 'ignored' });
+      }
+      let events;
+      try {
+        events = readSesEvent(inner as Record<string, unknown>, new Date(Date.parse(message.Timestamp) || Date.now()).toISOString());
+      } catch (error) {
+        if (error instanceof TooManyRecipients) refuse(log, message, error.message);
+        throw error;
+      }
+      const stored = await storeEvents(ctx.db.kysely, { messageId: message.MessageId, topicArn: message.TopicArn }, events!);
+      const inserted = stored.filter((s) => s.inserted).length;
+      for (const entry of stored) {
+        if (entry.suppression === 'suppressed') log.warn({ email: entry.email, event_key: entry.key }, 'address suppressed');
+        if (entry.suppression === 'predates_release') log.info({ email: entry.email, event_key: entry.key }, 'event predates the release of the address: not suppressed again');
+      }
+      log.info({ sns_message_id: message.MessageId, type: events![0].eventType, recipients: stored.length, inserted }, 'mail-provider event recorded');
+      return reply.send({ status: inserted === 0 ? 'duplicate' : 'recorded' });
+    });
+  });
+}
