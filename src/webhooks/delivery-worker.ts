@@ -262,9 +262,17 @@ class ResultWriter {
           for (const item of batch) await writeResult(this.#ctx, trx, item.result);
         });
         for (const item of batch) item.resolve();
-      } catch (error) {
-        // The rows stay pending under their lease and are attempted again after it expires.
-        for (const item of batch) item.reject(error);
+      } catch {
+        // One bad result (or a lock conflict) must not cost the others: write them one by one. A row
+        // whose write still fails stays pending under its lease and is attempted again after it.
+        for (const item of batch) {
+          try {
+            await this.#ctx.db.kysely.transaction().execute((trx) => writeResult(this.#ctx, trx, item.result));
+            item.resolve();
+          } catch (error) {
+            item.reject(error);
+          }
+        }
       }
     }
   }

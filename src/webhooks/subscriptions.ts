@@ -180,9 +180,14 @@ export async function updateSubscription(
   return { ...row, ...changes };
 }
 
-export async function deleteSubscription(db: Db, row: SubscriptionRow): Promise<void> {
-  // Its delivery rows (pending ones included) go with it (ON DELETE CASCADE): nothing more is sent.
-  await db.deleteFrom('webhook_subscriptions').where('id', '=', row.id).execute();
+export async function deleteSubscription(db: Kysely<Database>, row: SubscriptionRow): Promise<void> {
+  // Its delivery rows (pending ones included) go with it: nothing more is sent. They are deleted
+  // before the subscription, the order in which a worker writing a result locks them, so the two
+  // cannot deadlock on PostgreSQL (the cascade alone would lock the subscription first).
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('webhook_deliveries').where('subscription_id', '=', row.id).execute();
+    await trx.deleteFrom('webhook_subscriptions').where('id', '=', row.id).execute();
+  });
 }
 
 /** A new secret; the old one keeps signing (as a second v1) for SERVICE_WEBHOOKS_SECRET_OVERLAP_HOURS. */

@@ -249,7 +249,7 @@ describe('webhook delivery', () => {
     };
     await f.emit('team.member.added', memberAdded, teamId);
     await r.waitFor(1);
-    assert.equal(((await deleted) as { statusCode: number }).statusCode, 204);
+    assert.equal(((await deleted) as { statusCode: number }).statusCode, 204, ((await deleted) as { body: string }).body);
     await new Promise((resolve) => setTimeout(resolve, 1500));
     assert.equal(r.received.length, 1);
     assert.equal((await f.deliveries(sub.id)).length, 0);
