@@ -75,9 +75,9 @@ export class AddressGuard {
       return range === 'unicast' ? null : `${describe(address)} is a ${range} address.`;
     }
     const v6 = address as ipaddr.IPv6;
-    if (v6.match(IPV4_COMPATIBLE)) return `${describe(v6)} is an IPv4-compatible address.`;
     const range = v6.range();
     if (range !== 'unicast') return `${describe(v6)} is a ${range} address.`;
+    if (v6.match(IPV4_COMPATIBLE)) return `${describe(v6)} is an IPv4-compatible address.`;
     if (!v6.match(GLOBAL_UNICAST_V6)) return `${describe(v6)} is a reserved address.`;
     return null;
   }
