@@ -14,6 +14,7 @@ import { OneLinePerRequest } from './http/request-log.ts';
 import { throttleRequest } from './http/throttle-hook.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { Problem } from './http/schemas.ts';
+import { registerSuppressionAdminRoutes } from './mail/admin-routes.ts';
 import { registerMailproviderIntake } from './mail/intake.ts';
 import { registerProductRoutes } from './products/routes.ts';
 import { registerTeamRoutes } from './teams/routes.ts';
@@ -68,5 +69,6 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
   await registerAccountPages(app, ctx);
   await registerTokenRoutes(app, ctx);
   await registerMailproviderIntake(app, ctx);
+  registerSuppressionAdminRoutes(app, ctx);
   return app;
 }

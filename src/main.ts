@@ -14,6 +14,7 @@ import { migrateToLatest } from './db/migrate.ts';
 import type { AppContext } from './app-context.ts';
 import { serve } from './serve.ts';
 import { teamCommands } from './teams/cli.ts';
+import { suppressionCommands } from './mail/cli.ts';
 import { tokenCommands } from './tokens/cli.ts';
 import { webhookCommands } from './webhooks/cli.ts';
 import { WORKER_TASKS } from './worker/tasks.ts';
@@ -61,7 +62,7 @@ const migrateCommand: Command = {
   },
 };
 
-export const commands: Command[] = [serveCommand, workerCommand, migrateCommand, ...userCommands, ...teamCommands, ...tokenCommands, ...webhookCommands];
+export const commands: Command[] = [serveCommand, workerCommand, migrateCommand, ...userCommands, ...teamCommands, ...tokenCommands, ...webhookCommands, ...suppressionCommands];
 
 function usage(): string {
   return ['Usage:', ...commands.map((c) => `  ${c.usage}`)].join('\n');
