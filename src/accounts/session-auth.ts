@@ -63,7 +63,8 @@ function csrfSeedOf(request: FastifyRequest): string | undefined {
 export function sessionResolver(ctx: AppContext): AmbientResolver {
   const secretKey = ctx.config.secretKey!;
   return async (request) => {
-    if (!sessionCookieValue(request)) return null;
+    // The token endpoints authenticate by their body; a browser's cookie there means nothing.
+    if (!sessionCookieValue(request) || request.url.startsWith('/api/auth/')) return null;
     const session = await loadSession(ctx, request);
     if (!session || session.stage !== 'full') return null;
     if (!SAFE_METHODS.has(request.method) && !csrfTokenMatches(secretKey, csrfSeedOf(request), session.id, request.headers[CSRF_HEADER])) {

@@ -1,6 +1,7 @@
 import { findUserByEmail } from '../accounts/users.ts';
 import { CommandError, UsageError, optional, printTable, required, type Command } from '../cli/framework.ts';
 import { ScopeRegistry, parseScopeString } from '../http/scopes.ts';
+import { rotateJwtKey } from './jwt-keys.ts';
 import { createPat, listPats, revokePat } from './pats.ts';
 
 /**
@@ -69,4 +70,14 @@ const tokenRevoke: Command = {
   },
 };
 
-export const tokenCommands: Command[] = [tokenCreate, tokenList, tokenRevoke];
+const jwtRotateKey: Command = {
+  path: ['jwt', 'rotate-key'],
+  usage: 'svc jwt rotate-key',
+  options: {},
+  async run(_values, { open }, io) {
+    const ctx = await open();
+    io.out(await rotateJwtKey(ctx));
+  },
+};
+
+export const tokenCommands: Command[] = [tokenCreate, tokenList, tokenRevoke, jwtRotateKey];
