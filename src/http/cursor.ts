@@ -119,7 +119,8 @@ export async function cursorPage<Row>(options: CursorPageOptions<Row>): Promise<
     const anchor = results.length > 0 ? positionOf(results[0]) : cursor;
     return {
       next: rows.length > size && last !== undefined ? link('n', positionOf(last)) : null,
-      previous: anchor && (await exists(after(anchor))) ? link('p', anchor) : null,
+      // The first page has nothing newer by definition; a later one asks (rows may have been deleted).
+      previous: cursor && anchor && (await exists(after(anchor))) ? link('p', anchor) : null,
       results,
     };
   }
