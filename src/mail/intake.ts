@@ -54,9 +54,8 @@ function networkFailure(log: Logger, message: SnsMessage, error: unknown, what: 
 export async function registerMailproviderIntake(app: FastifyInstance, ctx: AppContext) {
   const { config } = ctx;
   if (!config.mailproviderWebhookEnabled) return;
-  const log = mailLog(ctx);
   if (!config.mailproviderTopicArn) {
-    log.warn('SERVICE_MAILPROVIDER_TOPIC_ARN is not set: mail-provider messages from any SNS topic are accepted (set it before subscribing)');
+    mailLog(ctx).warn('SERVICE_MAILPROVIDER_TOPIC_ARN is not set: mail-provider messages from any SNS topic are accepted (set it before subscribing)');
   }
   const network = intakeNetwork(ctx);
   const certificates = new SnsCertificateStore({ trustAnchorsFile: config.mailproviderTrustAnchorsFile, agents: () => network.agents });
@@ -67,6 +66,7 @@ export async function registerMailproviderIntake(app: FastifyInstance, ctx: AppC
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: INTAKE_BODY_LIMIT }, (_request, body, done) => done(null, body));
     scope.post(INTAKE_PATH, { bodyLimit: INTAKE_BODY_LIMIT, schema: { hide: true } }, async (request: FastifyRequest, reply: FastifyReply) => {
+      const log = mailLog(ctx);
       let parsed: unknown;
       try {
         parsed = JSON.parse(typeof request.body === 'string' ? request.body : '');

@@ -133,7 +133,11 @@ export class SnsCertificateStore {
         if (!isCurrent(anchor, now)) throw new CertificateRefused('the trusted root has expired');
         return;
       }
-      let issuer = offered.find((candidate) => issuedBy(current, candidate));
+      // A self-signed certificate that is not a trust anchor ends the chain untrusted.
+      if (current.subject === current.issuer && issuedBy(current, current)) {
+        throw new CertificateRefused('the certificate chain does not lead to a trusted root');
+      }
+      let issuer = offered.find((candidate) => candidate !== current && issuedBy(current, candidate));
       issuer ??= await this.#fetchIssuer(current, now);
       if (!issuer.ca) throw new CertificateRefused('an issuer in the chain is not a CA');
       if (!isCurrent(issuer, now)) throw new CertificateRefused('an intermediate certificate is not valid now');
