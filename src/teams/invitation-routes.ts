@@ -49,7 +49,7 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
   app.post(
     '/api/v1/teams/:team_id/invitations/',
     {
-      config: { scopes: ['write:teams'] },
+      config: { scopes: ['write:teams'], idempotent: true },
       schema: {
         operationId: 'createTeamInvitation',
         summary: 'Invite an e-mail address to the team (owners: admin or member; admins: member). Sends the e-mail',

@@ -8,6 +8,7 @@ import { PageOf, PageQuery, ProblemRef, authErrors } from '../http/schemas.ts';
 import { asProblem } from './http.ts';
 import { registerInvitationRoutes } from './invitation-routes.ts';
 import { registerMemberRoutes } from './member-routes.ts';
+import { registerInvitationPages } from './pages.ts';
 import { refuseTeamUpdate } from './policy.ts';
 import {
   CreateTeamBody,
@@ -25,7 +26,7 @@ import { createTeam, listMembers, listTeamsOfUser, teamForMember, updateTeam } f
 
 export { Team };
 
-/** Every teams route: reads, team writes, members, invitations. */
+/** Every teams route: reads, team writes, members, invitations (API and the accept page). */
 export function registerTeamRoutes(app: TypedApp, ctx: AppContext) {
   app.addSchema(Team);
   app.addSchema(Member);
@@ -34,6 +35,7 @@ export function registerTeamRoutes(app: TypedApp, ctx: AppContext) {
   registerTeamWriteRoutes(app, ctx);
   registerMemberRoutes(app, ctx);
   registerInvitationRoutes(app, ctx);
+  registerInvitationPages(app, ctx);
 }
 
 function registerTeamReadRoutes(app: TypedApp, { db, config }: AppContext) {

@@ -1,5 +1,8 @@
 // Shared setup for the teams tests: a team with one user of each role, plus targets to act on.
+import assert from 'node:assert/strict';
+import { sendQueuedMail } from '../../src/mail/outbox.ts';
 import { bearer, type TestApp } from '../helpers/app.ts';
+import { readMailbox } from '../mail/eml.ts';
 
 export interface Cast {
   owner: { id: number; email: string; token: string };
@@ -53,3 +56,15 @@ export async function count(t: TestApp, table: 'invitations' | 'mail_outbox' | '
 }
 
 export const as = (actor: { token: string }) => bearer(actor.token);
+
+const LINK = /http:\/\/testserver\/invitations\/([A-Za-z0-9_-]{43})\//;
+
+/** Sends queued mail and returns the accept token of the newest message to `email`. */
+export async function tokenFromMail(t: TestApp, email: string): Promise<string> {
+  await sendQueuedMail(t.ctx);
+  const messages = readMailbox(t.env.SERVICE_DATA_DIR).filter((m) => m.headers.get('to')?.includes(email));
+  assert.ok(messages.length > 0, `no e-mail to ${email}`);
+  const match = LINK.exec(messages.at(-1)!.text);
+  assert.ok(match, 'the e-mail carries the accept link');
+  return match[1];
+}

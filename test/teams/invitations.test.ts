@@ -5,19 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { sendQueuedMail } from '../../src/mail/outbox.ts';
 import { bearer, startApp, type TestApp } from '../helpers/app.ts';
 import { readMailbox } from '../mail/eml.ts';
-import { as, castTeam, count, events, makeCast, roleOf, type Cast } from './fixtures.ts';
-
-const LINK = /http:\/\/testserver\/invitations\/([A-Za-z0-9_-]{43})\//;
-
-/** Sends queued mail and returns the accept token of the newest message to `email`. */
-export async function tokenFromMail(t: TestApp, email: string): Promise<string> {
-  await sendQueuedMail(t.ctx);
-  const messages = readMailbox(t.env.SERVICE_DATA_DIR).filter((m) => m.headers.get('to')?.includes(email));
-  assert.ok(messages.length > 0, `no e-mail to ${email}`);
-  const match = LINK.exec(messages.at(-1)!.text);
-  assert.ok(match, 'the e-mail carries the accept link');
-  return match[1];
-}
+import { as, castTeam, count, events, makeCast, roleOf, tokenFromMail, type Cast } from './fixtures.ts';
 
 describe('invitations', () => {
   let t: TestApp;
@@ -195,6 +183,35 @@ describe('invitations', () => {
       assert.equal(res.json().errors[0].field, field, JSON.stringify(payload));
     }
     assert.deepEqual(await state(), before);
+  });
+
+  it('Idempotency-Key: a replay returns the first answer and creates no second invitation, e-mail or event', async () => {
+    const teamId = await castTeam(t, cast);
+    const state = async () => [await count(t, 'invitations'), await count(t, 'mail_outbox'), await count(t, 'events')];
+    const payload = { email: 'idem@example.org', role: 'member' };
+    const key = { 'idempotency-key': `invite-${teamId}` };
+    const first = await invite(teamId, payload, cast.owner, key);
+    assert.equal(first.statusCode, 201);
+    assert.equal(first.headers['idempotency-replay'], undefined);
+    const after = await state();
+    const replay = await invite(teamId, payload, cast.owner, key);
+    assert.equal(replay.statusCode, 201);
+    assert.equal(replay.headers['idempotency-replay'], 'true');
+    assert.deepEqual(replay.json(), first.json());
+    assert.deepEqual(await state(), after, 'no second invitation, e-mail or event');
+    await sendQueuedMail(t.ctx);
+    assert.equal(readMailbox(t.env.SERVICE_DATA_DIR).filter((m) => m.headers.get('to')?.includes('idem@example.org')).length, 1);
+    // The same key with another body is 409 and writes nothing.
+    const other = await invite(teamId, { ...payload, role: 'admin' }, cast.owner, key);
+    assert.equal(other.statusCode, 409);
+    assert.deepEqual(await state(), after);
+    // A refusal (member → 403) is not an invitation either way; an invalid key is 400.
+    const badKey = await invite(teamId, payload, cast.owner, { 'idempotency-key': 'has space' });
+    assert.equal(badKey.statusCode, 400);
+    // Without a key, the same request is a new invitation that replaces the first.
+    const fresh = await invite(teamId, payload);
+    assert.equal(fresh.statusCode, 201);
+    assert.notEqual(fresh.json().id, first.json().id);
   });
 
   it('an expired link is refused and listed as expired', async () => {

@@ -1,0 +1,117 @@
+// The browser side of an invitation: /invitations/<token>/, the page the e-mail links to.
+// - logged in, verified, the invited address: one "Accept" button (a POST with the CSRF token);
+// - logged in as someone else, or unverified: says so, and offers to switch account / resend the
+//   confirmation;
+// - not logged in: "Log in to accept" (login comes back here through `next`), or, when no account has
+//   the invited address yet, a sign-up form on this page. Signing up here marks the address verified:
+//   the token arrived in that mailbox, which is the same proof the confirmation link gives (Slack and
+//   GitHub invitations do the same). The new session then comes back to the Accept button.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppContext } from '../app-context.ts';
+import { passwordProblem } from '../accounts/password-policy.ts';
+import { redirectToLogin } from '../accounts/session-auth.ts';
+import { endSession, startSession } from '../accounts/sessions.ts';
+import { UserError, createUser, findUserByEmail, MIN_PASSWORD_LENGTH } from '../accounts/users.ts';
+import { formString } from '../web/forms.ts';
+import { renderError, renderPage, seeOther, usePageErrors, verifyCsrf } from '../web/render.ts';
+import { asProblem } from './http.ts';
+import { acceptInvitation, openInvitation, type InvitationPreview } from './invitations.ts';
+import { TeamError } from './teams.ts';
+
+const tokenOf = (request: FastifyRequest) => (request.params as { token: string }).token;
+const pagePath = (token: string) => `/invitations/${encodeURIComponent(token)}/`;
+
+export function registerInvitationPages(app: FastifyInstance, ctx: AppContext) {
+  const db = ctx.db.kysely;
+
+  /** The invitation, or the TeamError saying why not (not_found → 404 page, gone → 410 page). */
+  async function openOrError(token: string): Promise<InvitationPreview | TeamError> {
+    try {
+      return await openInvitation(db, token);
+    } catch (error) {
+      if (error instanceof TeamError) return error;
+      throw error;
+    }
+  }
+
+  /** The page's data for the viewer's situation (see the file comment). */
+  async function show(request: FastifyRequest, invitation: InvitationPreview, token: string, error: string | null = null) {
+    const user = request.page?.user ?? null;
+    let state: 'accept' | 'other-user' | 'unverified' | 'anonymous';
+    let hasAccount = false;
+    if (!user) {
+      state = 'anonymous';
+      hasAccount = Boolean(await findUserByEmail(db, invitation.email));
+    } else if (user.email !== invitation.email) {
+      state = 'other-user';
+    } else {
+      const row = await findUserByEmail(db, user.email);
+      state = row?.email_verified_at ? 'accept' : 'unverified';
+    }
+    return {
+      data: {
+        title: `Join ${invitation.team.name}`,
+        invitation,
+        state,
+        hasAccount,
+        path: pagePath(token),
+        loginUrl: `/accounts/login/?next=${encodeURIComponent(pagePath(token))}`,
+        minLength: MIN_PASSWORD_LENGTH,
+        error,
+      },
+    };
+  }
+
+  app.register(async (pages) => {
+    usePageErrors(pages);
+
+    pages.get('/invitations/:token/', async (request, reply) => {
+      const token = tokenOf(request);
+      const invitation = await openOrError(token);
+      if (invitation instanceof TeamError) return renderError(reply, invitation.code === 'gone' ? 410 : 404, invitation.message);
+      const { data } = await show(request, invitation, token);
+      return renderPage(reply, 'teams/views/invitation', data);
+    });
+
+    pages.post('/invitations/:token/', async (request, reply) => {
+      verifyCsrf(request);
+      const token = tokenOf(request);
+      const user = request.page?.user;
+      if (!user) return redirectToLogin(reply, pagePath(token));
+      const { team, role } = await acceptInvitation(ctx, token, user.id).catch(asProblem);
+      return renderPage(reply, 'teams/views/joined', { title: `Welcome to ${team.name}`, team, role });
+    });
+
+    pages.post('/invitations/:token/signup/', async (request, reply) => {
+      verifyCsrf(request);
+      const token = tokenOf(request);
+      if (request.page?.user) return seeOther(reply, pagePath(token));
+      const invitation = await openOrError(token);
+      if (invitation instanceof TeamError) return renderError(reply, invitation.code === 'gone' ? 410 : 404, invitation.message);
+      const password = formString(request, 'password', { trim: false, max: 2000 });
+      const problem = passwordProblem(password, invitation.email);
+      if (problem) {
+        const { data } = await show(request, invitation, token, problem);
+        return renderPage(reply, 'teams/views/invitation', data, { status: 400 });
+      }
+      let userId: number;
+      try {
+        userId = await createUser(db, { email: invitation.email, password, verified: true });
+      } catch (error) {
+        if (!(error instanceof UserError)) throw error;
+        // Lost a race with another sign-up for the address: log in instead.
+        const { data } = await show(request, invitation, token, 'An account with this address already exists: log in to accept.');
+        return renderPage(reply, 'teams/views/invitation', data, { status: 409 });
+      }
+      await startSession(ctx, request, reply, userId, 'full');
+      return seeOther(reply, pagePath(token));
+    });
+
+    // Logged in as someone else: log out and come back through the login page.
+    pages.post('/invitations/:token/switch-account/', async (request, reply) => {
+      verifyCsrf(request);
+      await endSession(ctx, request, reply);
+      return redirectToLogin(reply, pagePath(tokenOf(request)));
+    });
+  });
+}
