@@ -13,6 +13,8 @@ export const JWT_ALG = 'EdDSA';
 // An unknown kid makes the verifier re-read the table, at most this often (a flood of made-up kids
 // must not become a flood of queries).
 const RELOAD_INTERVAL_MS = 5_000;
+// Known keys are re-read this often too, so a retirement scheduled by another process applies here.
+const REFRESH_INTERVAL_MS = 60_000;
 
 interface VerificationKey {
   key: CryptoKey;
@@ -105,7 +107,8 @@ async function reload(ctx: AppContext, cache: KeyCache) {
 export async function verificationKey(ctx: AppContext, kid: string): Promise<CryptoKey | null> {
   const cache = cacheOf(ctx);
   let entry = cache.keys.get(kid);
-  if (!entry && Date.now() - cache.loadedAt > RELOAD_INTERVAL_MS) {
+  const age = Date.now() - cache.loadedAt;
+  if ((!entry && age > RELOAD_INTERVAL_MS) || age > REFRESH_INTERVAL_MS) {
     cache.loading ??= reload(ctx, cache).finally(() => {
       cache.loading = null;
     });
@@ -139,6 +142,7 @@ export async function rotateJwtKey(ctx: AppContext): Promise<string> {
   const kid = await insertKey(ctx);
   const cache = cacheOf(ctx);
   cache.signing = null;
+  cache.keys = new Map();
   cache.loadedAt = 0;
   return kid;
 }
