@@ -3,11 +3,9 @@ import type { FastifyRequest } from 'fastify';
 import type { AppContext, TypedApp } from '../app-context.ts';
 import { badRequest, type FieldError } from '../http/problem.ts';
 import { ProblemRef, authErrors } from '../http/schemas.ts';
-import { activeTeamIdsOfUser } from '../teams/teams.ts';
 import { containsLink, hasControlCharacters } from '../util/links.ts';
-import { nowIso } from '../util/time.ts';
-import { dispatch } from '../webhooks/dispatch.ts';
-import { profileOf, toAuthUser } from './users.ts';
+import { PROFILE_FIELDS, PROFILE_NAME_MAX_LENGTH, updateProfileNames, type ProfileField } from './profile.ts';
+import { findUserById, profileOf, toAuthUser } from './users.ts';
 
 export const Profile = Type.Object(
   {
@@ -20,15 +18,11 @@ export const Profile = Type.Object(
   { $id: 'Profile' },
 );
 
-/** The profile fields a user may change, in the order `changed_fields` lists them. */
-const EDITABLE = ['first_name', 'last_name', 'display_name'] as const;
-type Editable = (typeof EDITABLE)[number];
 /** Fields of the profile that exist but cannot be changed here (e-mail changes need re-verification). */
 const READ_ONLY = ['id', 'email'];
-export const NAME_MAX_LENGTH = 150;
 
 const NameField = (description: string) =>
-  Type.Optional(Type.String({ maxLength: NAME_MAX_LENGTH, description: `${description}; trimmed; no links or control characters` }));
+  Type.Optional(Type.String({ maxLength: PROFILE_NAME_MAX_LENGTH, description: `${description}; trimmed; no links or control characters` }));
 
 const ProfileUpdate = Type.Object(
   { first_name: NameField('Given name'), last_name: NameField('Family name'), display_name: NameField('Name shown to others') },
@@ -45,11 +39,14 @@ async function refuseReadOnlyFields(request: FastifyRequest) {
   }
 }
 
-/** Trims the given names and refuses links and control characters (names are shown to other people). */
-function cleanNames(body: Partial<Record<Editable, string>>): Partial<Record<Editable, string>> {
+/**
+ * Trims the given names and refuses links and control characters (names are shown to other people).
+ * Every bad field is reported (the profile page's profileProblem() stops at the first, for a form).
+ */
+function cleanNames(body: Partial<Record<ProfileField, string>>): Partial<Record<ProfileField, string>> {
   const errors: FieldError[] = [];
-  const clean: Partial<Record<Editable, string>> = {};
-  for (const field of EDITABLE) {
+  const clean: Partial<Record<ProfileField, string>> = {};
+  for (const field of PROFILE_FIELDS) {
     const value = body[field];
     if (value === undefined) continue;
     const text = value.trim();
@@ -94,21 +91,14 @@ export function registerMeRoutes(app: TypedApp, ctx: AppContext) {
       },
     },
     async (request) => {
-      const userId = request.principal!.user.id;
-      const wanted = cleanNames(request.body as Partial<Record<Editable, string>>);
-      const row = await ctx.db.kysely.transaction().execute(async (trx) => {
-        const current = await trx.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirstOrThrow();
-        const changed = EDITABLE.filter((field) => wanted[field] !== undefined && wanted[field] !== current[field]);
-        if (changed.length === 0) return current;
-        const updatedAt = nowIso();
-        const changes = Object.fromEntries(changed.map((field) => [field, wanted[field]!]));
-        await trx.updateTable('users').set({ ...changes, updated_at: updatedAt }).where('id', '=', userId).execute();
-        // A user-level event goes to every active team of the user (SPEC "Events", rule 2), one event each.
-        for (const teamId of await activeTeamIdsOfUser(trx, userId)) {
-          await dispatch(ctx, trx, teamId, 'user.profile.updated', { user_id: userId, changed_fields: changed, updated_at: updatedAt });
-        }
-        return { ...current, ...changes, updated_at: updatedAt };
-      });
+      const user = request.principal!.user;
+      const wanted = cleanNames(request.body as Partial<Record<ProfileField, string>>);
+      // One code path with the profile page: the change and its user.profile.updated events (one per
+      // active team, none for a no-op) commit together in updateProfileNames.
+      const current = { first_name: user.first_name, last_name: user.last_name, display_name: user.display_name };
+      await updateProfileNames(ctx, user.id, { ...current, ...wanted });
+      const row = await findUserById(ctx.db.kysely, user.id);
+      if (!row) throw new Error('the authenticated user vanished');
       return profileOf(toAuthUser(row));
     },
   );
