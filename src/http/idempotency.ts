@@ -13,6 +13,7 @@
 // only, and do not make the reservation atomic with the database the side effects go to.
 import { createHash, type Hash } from 'node:crypto';
 import { Transform, pipeline, type Readable } from 'node:stream';
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
@@ -30,6 +31,16 @@ declare module 'fastify' {
     idempotencyReservation: number | null;
   }
 }
+
+const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      description:
+        'Makes a retry safe: 1 to 128 letters, digits, "-" or "_". The same key and body replay the first ' +
+        'answer (Idempotency-Replay: true); another body, or a retry while the first still runs, is 409.',
+    }),
+  ),
+});
 
 export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
 /**
@@ -61,6 +72,10 @@ export function installIdempotency(app: FastifyInstance, options: IdempotencyOpt
     route.preHandler = [...hooks(route.preHandler), (request, reply) => store.reserveOrReplay(request, reply)];
     route.onSend = [...hooks(route.onSend), (request, reply, payload) => store.complete(request, reply, payload)];
     route.onResponse = [...hooks(route.onResponse), (request) => store.releaseUnfinished(request)];
+    // Documented in the OpenAPI operation; checked by reserveOrReplay (for its exact 400 detail).
+    if (route.schema && !route.schema.headers) {
+      route.schema = { ...route.schema, headers: IdempotencyHeaders };
+    }
   });
 }
 

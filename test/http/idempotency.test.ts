@@ -320,3 +320,50 @@ describe('Idempotency-Key', () => {
     }
   });
 });
+
+describe('Idempotency-Key on POST /api/v1/teams/{team_id}/invitations/', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp({ SERVICE_WEBHOOKS_ENABLED: 'true' });
+  });
+  after(() => t.close());
+
+  it('50 concurrent identical requests over real sockets: one invitation, one e-mail, one event', async () => {
+    const owner = await t.user();
+    const team = await t.team(owner.id);
+    const token = await t.token(owner.id, ['write:teams']);
+    const base = await t.listen();
+    const key = randomUUID();
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, async () => {
+        const res = await fetch(`${base}/api/v1/teams/${team.id}/invitations/`, {
+          method: 'POST',
+          headers: { ...bearer(token), 'content-type': 'application/json', 'idempotency-key': key },
+          body: JSON.stringify({ email: 'invitee@example.com', role: 'member' }),
+        });
+        return { status: res.status, replay: res.headers.get('idempotency-replay'), body: await res.text() };
+      }),
+    );
+    const created = answers.filter((a) => a.status === 201);
+    assert.ok(
+      answers.every((a) => a.status === 201 || (a.status === 409 && /in progress/.test(JSON.parse(a.body).detail))),
+      `statuses: ${answers.map((a) => a.status).join(',')}`,
+    );
+    assert.equal(created.filter((a) => a.replay === null).length, 1);
+    assert.ok(created.every((a) => a.body === created[0].body));
+    const db = t.ctx.db.kysely;
+    const count = async (query: ReturnType<typeof sql<{ n: number }>>) => Number((await query.execute(db)).rows[0].n);
+    assert.equal(await count(sql<{ n: number }>`select count(*) as n from invitations where team_id = ${team.id}`), 1);
+    assert.equal(await count(sql<{ n: number }>`select count(*) as n from mail_outbox where to_addresses like ${'%invitee@example.com%'}`), 1);
+    assert.equal(await count(sql<{ n: number }>`select count(*) as n from events where type = ${'team.invitation.created'} and team_id = ${team.id}`), 1);
+    // A later retry replays, still without a second invitation.
+    const retry = await fetch(`${base}/api/v1/teams/${team.id}/invitations/`, {
+      method: 'POST',
+      headers: { ...bearer(token), 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify({ email: 'invitee@example.com', role: 'member' }),
+    });
+    assert.equal(retry.status, 201);
+    assert.equal(retry.headers.get('idempotency-replay'), 'true');
+    assert.equal(await count(sql<{ n: number }>`select count(*) as n from invitations where team_id = ${team.id}`), 1);
+  });
+});
