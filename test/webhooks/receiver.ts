@@ -35,6 +35,7 @@ export async function startReceiver(host = '127.0.0.1', path = '/hook'): Promise
   const { certPem, keyPem } = await testPki();
   const received: Received[] = [];
   const waiters: { count: number; resolve: () => void }[] = [];
+  const timers = new Set<NodeJS.Timeout>();
   const server = https.createServer({ cert: certPem, key: keyPem }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -48,8 +49,11 @@ export async function startReceiver(host = '127.0.0.1', path = '/hook'): Promise
         res.writeHead(answer.status ?? 200, { 'content-type': 'text/plain', ...answer.headers });
         res.end(answer.body ?? 'ok');
       };
-      if (answer.delayMs) setTimeout(send, answer.delayMs);
-      else send();
+      if (answer.delayMs) {
+        const timer = setTimeout(send, answer.delayMs);
+        timers.add(timer);
+        res.on('close', () => clearTimeout(timer));
+      } else send();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
@@ -74,6 +78,7 @@ export async function startReceiver(host = '127.0.0.1', path = '/hook'): Promise
     },
     close: () =>
       new Promise<void>((resolve) => {
+        for (const timer of timers) clearTimeout(timer);
         server.closeAllConnections();
         server.close(() => resolve());
       }),

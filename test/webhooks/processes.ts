@@ -1,0 +1,63 @@
+// Spawns real `svc` processes (worker, serve) on the test's database, trusting the test CA through
+// NODE_EXTRA_CA_CERTS, and collects their output.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { testPki } from './tls.ts';
+
+const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+
+export interface Svc {
+  child: ChildProcess;
+  output(): string;
+  /** Resolves with the first output line matching `pattern`. */
+  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export async function caFile(dir: string): Promise<string> {
+  const file = path.join(dir, 'test-ca.pem');
+  fs.writeFileSync(file, (await testPki()).caPem);
+  return file;
+}
+
+export async function spawnSvc(args: string[], env: Record<string, string>): Promise<Svc> {
+  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', MAIN, ...args], {
+    env: { PATH: process.env.PATH ?? '', NODE_EXTRA_CA_CERTS: await caFile(env.SERVICE_DATA_DIR), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const listeners: (() => void)[] = [];
+  const onData = (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+    for (const listener of listeners) listener();
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  return {
+    child,
+    output: () => output,
+    exited,
+    waitForLine(pattern, timeoutMs = 20_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const match = pattern.exec(output);
+          if (match) {
+            clearTimeout(timer);
+            resolve(match);
+          }
+        };
+        const timer = setTimeout(() => reject(new Error(`no output matching ${pattern} in ${timeoutMs} ms; got:\n${output}`)), timeoutMs);
+        listeners.push(check);
+        check();
+      });
+    },
+  };
+}
+
+export async function stop(svc: Svc, signal: NodeJS.Signals = 'SIGTERM') {
+  if (svc.child.exitCode === null && svc.child.signalCode === null) svc.child.kill(signal);
+  return svc.exited;
+}
