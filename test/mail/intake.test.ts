@@ -161,6 +161,11 @@ describe('mail-provider intake: accepted notifications', () => {
     assert.deepEqual(rows.map((r) => [r.event_key, r.event_type, r.email]), [[message.MessageId, 'other', null]]);
   });
 
+  it('is not part of the public API document', async () => {
+    const doc = (await t.inject({ url: '/api/schema/' })).json();
+    assert.equal(doc.paths[PATH], undefined);
+  });
+
   it('parses the body as JSON whatever the content type', async () => {
     const res = await post(notification(fixture('delivery.json'), pki.signing.privateKey), 'application/x-www-form-urlencoded');
     assert.equal(res.statusCode, 200);

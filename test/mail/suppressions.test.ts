@@ -86,6 +86,12 @@ describe('admin API: suppressions', () => {
     const released = await t.inject({ method: 'DELETE', url: '/api/v1/admin/suppressions/gone@example.com/', headers: bearer(staffToken) });
     assert.equal(released.statusCode, 404);
   });
+
+  it('is described in the OpenAPI document', async () => {
+    const doc = (await t.inject({ url: '/api/schema/' })).json();
+    assert.equal(doc.paths['/api/v1/admin/suppressions/'].get.operationId, 'listSuppressions');
+    assert.deepEqual(doc.paths['/api/v1/admin/suppressions/{email}/'].delete.security, [{ bearerAuth: ['admin'] }]);
+  });
 });
 
 describe('svc suppression', () => {
