@@ -16,6 +16,7 @@ import { installIdempotency } from './http/idempotency.ts';
 import { Problem } from './http/schemas.ts';
 import { registerSuppressionAdminRoutes } from './mail/admin-routes.ts';
 import { registerMailproviderIntake } from './mail/intake.ts';
+import { registerOAuth } from './oauth/routes.ts';
 import { registerProductRoutes } from './products/routes.ts';
 import { registerTeamRoutes } from './teams/routes.ts';
 import { registerWebhookRoutes } from './webhooks/routes.ts';
@@ -58,6 +59,8 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
   app.addHook('onClose', () => ctx.throttle.close());
   // Browser pages: cookies, form bodies, the stylesheet, the page viewer (session) and CSRF seed.
   await installWeb(app, ctx, sessionViewer(ctx));
+  // OAuth 2.0 server (after installWeb: its /o/ pages need the cookies and page state).
+  await registerOAuth(app, ctx);
 
   app.addSchema(Problem);
   await registerOpenApi(app, ctx);

@@ -40,6 +40,8 @@ export interface Config {
   trustedProxies: string[];
   idempotencyTtlHours: number;
   webhooksEnabled: boolean;
+  /** RFC 7591 dynamic client registration at POST /o/register/ (DCR_ENABLED). */
+  dcrEnabled: boolean;
   accounts: AccountSettings;
   webhooks: WebhookSettings;
   /** Lifetime of a team invitation's accept link (SERVICE_INVITATION_TTL_SECONDS). */
@@ -192,6 +194,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustedProxies: readTrustedProxies(env),
     idempotencyTtlHours: readInt(env, 'SERVICE_IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365),
     webhooksEnabled: readBool(env, 'SERVICE_WEBHOOKS_ENABLED', false),
+    dcrEnabled: readBool(env, 'DCR_ENABLED', !production),
     accounts: readAccountSettings(env),
     webhooks: readWebhookSettings(env),
     invitationTtlSeconds: readInt(env, 'SERVICE_INVITATION_TTL_SECONDS', 7 * 24 * 3600, 1, 90 * 24 * 3600),

@@ -12,6 +12,7 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createContext } from './context.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import type { AppContext } from './app-context.ts';
+import { oauthCommands } from './oauth/cli.ts';
 import { serve } from './serve.ts';
 import { teamCommands } from './teams/cli.ts';
 import { suppressionCommands } from './mail/cli.ts';
@@ -62,7 +63,7 @@ const migrateCommand: Command = {
   },
 };
 
-export const commands: Command[] = [serveCommand, workerCommand, migrateCommand, ...userCommands, ...teamCommands, ...tokenCommands, ...webhookCommands, ...suppressionCommands];
+export const commands: Command[] = [serveCommand, workerCommand, migrateCommand, ...userCommands, ...teamCommands, ...tokenCommands, ...oauthCommands, ...webhookCommands, ...suppressionCommands];
 
 function usage(): string {
   return ['Usage:', ...commands.map((c) => `  ${c.usage}`)].join('\n');

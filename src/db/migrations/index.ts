@@ -8,6 +8,7 @@ import * as m0004 from './0004_traffic.ts';
 import * as m0005 from './0005_webhooks.ts';
 import * as m0006 from './0006_mail.ts';
 import * as m0007 from './0007_teams.ts';
+import * as m0008 from './0008_oauth.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '0005_webhooks': m0005,
   '0006_mail': m0006,
   '0007_teams': m0007,
+  '0008_oauth': m0008,
 };

@@ -1,0 +1,48 @@
+// OAuth access tokens as API bearer credentials: the opaque token is looked up through the provider
+// (AccessToken.find: one indexed read, expiry and format checked by the library), then its user,
+// which must still be active. The principal carries exactly the token's scopes.
+import type { Kysely } from 'kysely';
+import type Provider from 'oidc-provider';
+import { toAuthUser } from '../accounts/users.ts';
+import type { Database } from '../db/schema.ts';
+import type { BearerResolver, Principal } from '../http/auth.ts';
+
+// oidc-provider's opaque tokens: 256 random bits in base64url (43 characters).
+const OPAQUE_TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+export class OAuthBearerResolver implements BearerResolver {
+  readonly #provider: Provider;
+  readonly #db: Kysely<Database>;
+  readonly #resource: string;
+
+  constructor(provider: Provider, db: Kysely<Database>, resource: string) {
+    this.#provider = provider;
+    this.#db = db;
+    this.#resource = resource;
+  }
+
+  matches(token: string): boolean {
+    return OPAQUE_TOKEN.test(token) && !token.startsWith('svc_');
+  }
+
+  async resolve(token: string): Promise<Principal | null> {
+    const accessToken = await this.#provider.AccessToken.find(token);
+    if (!accessToken || accessToken.isExpired || !accessToken.accountId) return null;
+    // Issued for this API (RFC 8707 audience), not for some other resource.
+    const audience = accessToken.aud;
+    if (audience !== undefined && audience !== this.#resource && !(Array.isArray(audience) && audience.includes(this.#resource))) return null;
+    if (!/^\d{1,15}$/.test(accessToken.accountId)) return null;
+    const user = await this.#db
+      .selectFrom('users')
+      .select(['id', 'email', 'first_name', 'last_name', 'display_name', 'is_staff', 'is_active'])
+      .where('id', '=', Number(accessToken.accountId))
+      .executeTakeFirst();
+    if (!user || user.is_active !== 1) return null;
+    return {
+      user: toAuthUser(user),
+      kind: 'oauth',
+      scopes: new Set((accessToken.scope ?? '').split(' ').filter(Boolean)),
+      credentialId: `oauth:${accessToken.clientId}:${accessToken.grantId ?? ''}`,
+    };
+  }
+}

@@ -1,0 +1,132 @@
+// The interaction pages oidc-provider sends the browser to (interactions.url): /o/interaction/<uid>/.
+//  - login prompt: the person logs in with the accounts pages (password, then TOTP when enrolled);
+//    back here, the app session's user becomes the provider session's account.
+//  - consent prompt: a page naming the client and each requested scope in words; approve grants
+//    the scopes (consents.ts), deny ends the authorization with access_denied. A device-flow
+//    consent needs no second page: the person approved on the device confirmation page, which
+//    showed the same client and scopes.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { InteractionResults } from 'oidc-provider';
+import type { AppContext, TypedApp } from '../app-context.ts';
+import { redirectToLogin, sessionUser } from '../accounts/session-auth.ts';
+import { formString } from '../web/forms.ts';
+import { renderError, renderPage, seeOther, usePageErrors, verifyCsrf } from '../web/render.ts';
+import { interactionPath } from './constants.ts';
+import { grantScopes, rememberConsent } from './consents.ts';
+import type { OAuthServer } from './provider.ts';
+
+type Details = Awaited<ReturnType<OAuthServer['provider']['interactionDetails']>>;
+
+const EXPIRED = 'This sign-in request has expired or is not valid. Start again from the application.';
+
+export function registerInteractionPages(app: TypedApp, ctx: AppContext, server: OAuthServer) {
+  const { provider } = server;
+  const db = ctx.db.kysely;
+
+  async function load(request: FastifyRequest, reply: FastifyReply): Promise<Details | null> {
+    try {
+      const details = await provider.interactionDetails(request.raw, reply.raw);
+      const { uid } = request.params as { uid: string };
+      return details.uid === uid ? details : null;
+    } catch {
+      return null;
+    }
+  }
+
+  async function finish(request: FastifyRequest, reply: FastifyReply, result: InteractionResults) {
+    const returnTo = await provider.interactionResult(request.raw, reply.raw, result, { mergeWithLastSubmission: false });
+    return seeOther(reply, returnTo);
+  }
+
+  /** Missing scopes per prompt details, as the library reports them (OIDC level and per resource). */
+  function missingScopes(details: Details) {
+    const info = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
+    const resources = info.missingResourceScopes ?? {};
+    const all = new Set([...(info.missingOIDCScope ?? []), ...Object.values(resources).flat()]);
+    return { oidc: info.missingOIDCScope ?? [], resources, all: [...all] };
+  }
+
+  async function approve(details: Details, userId: number) {
+    const clientId = String(details.params.client_id);
+    const grant = details.grantId ? await provider.Grant.find(details.grantId) : undefined;
+    const target = grant ?? new provider.Grant({ accountId: String(userId), clientId });
+    const missing = missingScopes(details);
+    if (missing.oidc.length) target.addOIDCScope(missing.oidc.join(' '));
+    for (const [indicator, scopes] of Object.entries(missing.resources)) grantScopes(target, indicator, scopes);
+    // Asked again only for what was requested; nothing missing means the request only re-confirms.
+    if (!missing.all.length) grantScopes(target, server.resource, String(details.params.scope ?? '').split(' ').filter(Boolean));
+    const grantId = await target.save();
+    await rememberConsent(db, userId, clientId, grantId);
+    return grantId;
+  }
+
+  app.register(async (pages) => {
+    usePageErrors(pages);
+
+    pages.get('/o/interaction/:uid/', async (request, reply) => {
+      const details = await load(request, reply);
+      if (!details) return renderError(reply, 400, EXPIRED, '/accounts/profile/');
+      const user = await sessionUser(ctx, request);
+      if (!user) return redirectToLogin(reply, interactionPath(details.uid));
+      if (details.prompt.name === 'login') {
+        return finish(request, reply, { login: { accountId: String(user.id) } });
+      }
+      if (details.prompt.name !== 'consent') return renderError(reply, 400, EXPIRED);
+      if (details.session?.accountId !== String(user.id)) {
+        // Another user logged in since the provider session began: start the login prompt over.
+        return finish(request, reply, { login: { accountId: String(user.id) } });
+      }
+      if (details.deviceCode) {
+        return finish(request, reply, { consent: { grantId: await approve(details, user.id) } });
+      }
+      const client = await provider.Client.find(String(details.params.client_id));
+      if (!client) return renderError(reply, 400, EXPIRED);
+      const requested = String(details.params.scope ?? '').split(' ').filter(Boolean);
+      const redirectUri = String(details.params.redirect_uri ?? '');
+      // The decision's redirect chain ends at the client's redirect URI: allow that origin as a
+      // form target, or Chromium's form-action 'self' would stop the browser on the way back.
+      const origin = URL.parse(redirectUri)?.origin;
+      reply.header('X-OAuth-Form-Target', origin ?? '');
+      return renderPage(reply, 'oauth/views/consent', {
+        title: 'Authorize access',
+        clientName: client.clientName || client.clientId,
+        clientUri: typeof client.clientUri === 'string' ? client.clientUri : null,
+        redirectUri,
+        scopes: requested.map((name) => ({ name, description: ctx.scopes.describe(name) })),
+        action: interactionPath(details.uid),
+      });
+    });
+
+    pages.post('/o/interaction/:uid/', async (request, reply) => {
+      verifyCsrf(request);
+      const details = await load(request, reply);
+      if (!details) return renderError(reply, 400, EXPIRED);
+      const user = await sessionUser(ctx, request);
+      if (!user) return redirectToLogin(reply, interactionPath(details.uid));
+      if (details.prompt.name !== 'consent' || details.session?.accountId !== String(user.id)) {
+        return renderError(reply, 400, EXPIRED);
+      }
+      const decision = formString(request, 'decision');
+      if (decision === 'approve') {
+        return finish(request, reply, { consent: { grantId: await approve(details, user.id) } });
+      }
+      if (decision === 'deny') {
+        return finish(request, reply, { error: 'access_denied', error_description: 'The user denied the authorization request.' });
+      }
+      return renderError(reply, 400, 'Choose Approve or Deny.');
+    });
+
+    // renderPage's Content-Security-Policy allows forms to post to this site only; the consent
+    // page's decision redirects on to the client, whose origin is added here (see above).
+    pages.addHook('onSend', async (_request, reply, payload) => {
+      const target = reply.getHeader('X-OAuth-Form-Target');
+      if (target === undefined) return payload;
+      reply.removeHeader('X-OAuth-Form-Target');
+      const csp = reply.getHeader('Content-Security-Policy');
+      if (typeof csp === 'string' && typeof target === 'string' && /^https?:\/\/[^\s;']+$/.test(target)) {
+        reply.header('Content-Security-Policy', csp.replace("form-action 'self'", `form-action 'self' ${target}`));
+      }
+      return payload;
+    });
+  });
+}

@@ -1,0 +1,33 @@
+// Wires the authorization server into the app: the provider (provider.ts) mounted on its /o/ and
+// discovery paths (mount.ts), the interaction pages, OAuth access tokens accepted on the API, and
+// the RFC 9728 protected resource metadata that the API's 401 answers point to.
+import type { AppContext, TypedApp } from '../app-context.ts';
+import { sessionUser } from '../accounts/session-auth.ts';
+import { OAuthBearerResolver } from './bearer.ts';
+import { stashPage } from './html.ts';
+import { registerInteractionPages } from './interactions.ts';
+import { installOAuthMount } from './mount.ts';
+import { createOAuthServer, type OAuthServer } from './provider.ts';
+
+export async function registerOAuth(app: TypedApp, ctx: AppContext): Promise<OAuthServer> {
+  const server = createOAuthServer(ctx);
+  ctx.authenticator.addBearer(new OAuthBearerResolver(server.provider, ctx.db.kysely, server.resource));
+  installOAuthMount(app, ctx, server, async (request) => {
+    stashPage(request);
+    return (await sessionUser(ctx, request))?.id ?? null;
+  });
+  registerInteractionPages(app, ctx, server);
+
+  // RFC 9728: where MCP-style clients learn which authorization server protects the API, and its scopes.
+  app.get('/.well-known/oauth-protected-resource', { schema: { hide: true } }, async (_request, reply) => {
+    reply.header('Cache-Control', 'public, max-age=3600');
+    return {
+      resource: server.resource,
+      authorization_servers: [ctx.config.baseUrl],
+      scopes_supported: ctx.scopes.names(),
+      bearer_methods_supported: ['header'],
+      resource_documentation: `${ctx.config.baseUrl}/api/docs/`,
+    };
+  });
+  return server;
+}
