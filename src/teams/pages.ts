@@ -18,6 +18,8 @@ import { asProblem } from './http.ts';
 import { acceptInvitation, openInvitation, type InvitationPreview } from './invitations.ts';
 import { TeamError } from './teams.ts';
 
+// Browser pages are not part of the API document.
+const HIDDEN = { schema: { hide: true } };
 const tokenOf = (request: FastifyRequest) => (request.params as { token: string }).token;
 const pagePath = (token: string) => `/invitations/${encodeURIComponent(token)}/`;
 
@@ -65,7 +67,7 @@ export function registerInvitationPages(app: FastifyInstance, ctx: AppContext) {
   app.register(async (pages) => {
     usePageErrors(pages);
 
-    pages.get('/invitations/:token/', async (request, reply) => {
+    pages.get('/invitations/:token/', HIDDEN, async (request, reply) => {
       const token = tokenOf(request);
       const invitation = await openOrError(token);
       if (invitation instanceof TeamError) return renderError(reply, invitation.code === 'gone' ? 410 : 404, invitation.message);
@@ -73,7 +75,7 @@ export function registerInvitationPages(app: FastifyInstance, ctx: AppContext) {
       return renderPage(reply, 'teams/views/invitation', data);
     });
 
-    pages.post('/invitations/:token/', async (request, reply) => {
+    pages.post('/invitations/:token/', HIDDEN, async (request, reply) => {
       verifyCsrf(request);
       const token = tokenOf(request);
       const user = request.page?.user;
@@ -82,7 +84,7 @@ export function registerInvitationPages(app: FastifyInstance, ctx: AppContext) {
       return renderPage(reply, 'teams/views/joined', { title: `Welcome to ${team.name}`, team, role });
     });
 
-    pages.post('/invitations/:token/signup/', async (request, reply) => {
+    pages.post('/invitations/:token/signup/', HIDDEN, async (request, reply) => {
       verifyCsrf(request);
       const token = tokenOf(request);
       if (request.page?.user) return seeOther(reply, pagePath(token));
@@ -108,7 +110,7 @@ export function registerInvitationPages(app: FastifyInstance, ctx: AppContext) {
     });
 
     // Logged in as someone else: log out and come back through the login page.
-    pages.post('/invitations/:token/switch-account/', async (request, reply) => {
+    pages.post('/invitations/:token/switch-account/', HIDDEN, async (request, reply) => {
       verifyCsrf(request);
       await endSession(ctx, request, reply);
       return redirectToLogin(reply, pagePath(tokenOf(request)));

@@ -75,7 +75,7 @@ export const AcceptInvitationBody = Type.Object(
 );
 
 export const TeamParams = Type.Object({ id: Type.String({ description: 'Team UUID' }) });
-export const MemberParams = Type.Object({ id: Type.String({ description: 'Team UUID' }), user_id: Type.Integer({ description: 'User id' }) });
+export const MemberParams = Type.Object({ id: Type.String({ description: 'Team UUID' }), user_id: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'User id' }) });
 export const InvitationsParams = Type.Object({ team_id: Type.String({ description: 'Team UUID' }) });
 export const InvitationParams = Type.Object({ team_id: Type.String({ description: 'Team UUID' }), id: Type.String({ description: 'Invitation UUID' }) });
 

@@ -203,8 +203,10 @@ describe('teams role matrix', () => {
     const badRole = await t.inject({ method: 'PATCH', url: `/api/v1/teams/${teamId}/members/${cast.member.id}/`, headers: as(cast.owner), payload: { role: 'king' } });
     assert.equal(badRole.statusCode, 400);
     assert.equal(badRole.json().errors[0].field, 'role');
-    const badId = await t.inject({ method: 'DELETE', url: `/api/v1/teams/${teamId}/members/abc/`, headers: as(cast.owner) });
-    assert.equal(badId.statusCode, 400);
+    for (const badId of ['abc', '0', '99999999999999999999']) {
+      const res = await t.inject({ method: 'DELETE', url: `/api/v1/teams/${teamId}/members/${badId}/`, headers: as(cast.owner) });
+      assert.equal(res.statusCode, 400, badId);
+    }
     assert.equal(await roleOf(t, teamId, cast.member.id), 'member');
   });
 

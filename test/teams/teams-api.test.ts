@@ -90,4 +90,29 @@ describe('teams API: create and update', () => {
     const unknown = await t.inject({ method: 'PATCH', url: `/api/v1/teams/${teamId}/`, headers: as(cast.owner), payload: { id: 'x' } });
     assert.equal(unknown.statusCode, 400);
   });
+
+  it('the OpenAPI document describes every teams operation (operationId, summary, tags, responses) and no page', async () => {
+    const doc = (await t.inject({ url: '/api/schema/' })).json();
+    const expected: [string, string, string, string[]][] = [
+      ['/api/v1/teams/', 'post', 'createTeam', ['201', '400', '401', '403', '409']],
+      ['/api/v1/teams/{id}/', 'patch', 'updateTeam', ['200', '400', '403', '404', '409']],
+      ['/api/v1/teams/{id}/members/{user_id}/', 'patch', 'changeTeamMemberRole', ['200', '403', '404', '409']],
+      ['/api/v1/teams/{id}/members/{user_id}/', 'delete', 'removeTeamMember', ['204', '403', '404', '409']],
+      ['/api/v1/teams/{team_id}/invitations/', 'post', 'createTeamInvitation', ['201', '400', '403', '404', '409']],
+      ['/api/v1/teams/{team_id}/invitations/', 'get', 'listTeamInvitations', ['200', '403', '404']],
+      ['/api/v1/teams/{team_id}/invitations/{id}/', 'delete', 'revokeTeamInvitation', ['204', '404']],
+      ['/api/v1/invitations/accept/', 'post', 'acceptTeamInvitation', ['200', '403', '404', '409', '410']],
+      ['/api/v1/me/', 'patch', 'updateMe', ['200', '400', '401', '403']],
+    ];
+    for (const [path, method, operationId, statuses] of expected) {
+      const operation = doc.paths[path]?.[method];
+      assert.ok(operation, `${method} ${path}`);
+      assert.equal(operation.operationId, operationId);
+      assert.ok(operation.summary);
+      assert.ok(operation.tags.length > 0);
+      for (const status of statuses) assert.ok(operation.responses[status], `${operationId} documents ${status}`);
+      assert.ok(operation.security?.[0]?.bearerAuth?.length > 0, `${operationId} names its scopes`);
+    }
+    assert.equal(doc.paths['/invitations/{token}/'], undefined, 'the browser page is not an API operation');
+  });
 });
