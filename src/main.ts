@@ -21,18 +21,27 @@ import { webhookCommands } from './webhooks/cli.ts';
 import { WORKER_TASKS } from './worker/tasks.ts';
 import { startWorker } from './worker/worker.ts';
 
+/**
+ * Resolves on the first SIGTERM or SIGINT. Listened for before anything starts or prints: until a
+ * listener exists the signal's default action kills the process outright, so a supervisor (or a
+ * test) that sends SIGTERM as soon as it reads the "listening" line would race a late listener.
+ */
+function stopSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    process.once('SIGTERM', () => resolve());
+    process.once('SIGINT', () => resolve());
+  });
+}
+
 const serveCommand: Command = {
   path: ['serve'],
   usage: 'svc serve [--no-worker]',
   options: { 'no-worker': { type: 'boolean' } },
   async run(values, { config }) {
+    const stopped = stopSignal();
     const ctx = createContext(config);
     const running = await serve(ctx, { worker: values['no-worker'] !== true });
-    await new Promise<void>((resolve) => {
-      const shutdown = () => resolve();
-      process.once('SIGTERM', shutdown);
-      process.once('SIGINT', shutdown);
-    });
+    await stopped;
     await running.stop();
   },
 };
@@ -42,13 +51,11 @@ const workerCommand: Command = {
   usage: 'svc worker',
   options: {},
   async run(_values, { open }, io) {
+    const stopped = stopSignal();
     const ctx = await open();
     const worker = startWorker(ctx, WORKER_TASKS);
     io.out(`svc worker running (${WORKER_TASKS.map((t) => t.name).join(', ') || 'no tasks'}), database ${ctx.db.dialect}`);
-    await new Promise<void>((resolve) => {
-      process.once('SIGTERM', resolve);
-      process.once('SIGINT', resolve);
-    });
+    await stopped;
     await worker.stop();
   },
 };

@@ -87,8 +87,11 @@ const LAST_USED_GRANULARITY_MS = 60_000;
  * process any write to `users` or `personal_access_tokens` (revocation, deactivation, profile
  * change — by a request or a CLI command) empties the cache at once (db/write-watch.ts); on SQLite
  * a commit by any other process does too (PRAGMA data_version, checked on every request). So the
- * TTL only bounds what this process cannot see: a revocation committed by another process on
- * PostgreSQL takes effect here within this long.
+ * TTL only bounds what this process cannot see.
+ *
+ * On PostgreSQL nothing tells this process about another process's commit, so there the cache is
+ * off: issue 2 promises that a revoked token or a deactivated user stops working on the *next*
+ * request, also when `svc` or another server process made the change (test/cli/process.test.ts).
  */
 export const PAT_CACHE_TTL_MS = 1_000;
 /** Bounded: beyond it the oldest entry goes (one entry per distinct token seen within the TTL). */
@@ -199,7 +202,7 @@ export class PatResolver implements BearerResolver {
       scopes: fullAccess ? null : new Set(scopes),
       credentialId: `pat:${row.token_id}`,
     };
-    if (generation === this.#generation) {
+    if (generation === this.#generation && this.#externalChanges) {
       if (this.#cache.size >= PAT_CACHE_MAX_ENTRIES) this.#cache.delete(this.#cache.keys().next().value as string);
       this.#cache.set(hash, entry);
     }

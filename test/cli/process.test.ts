@@ -89,7 +89,19 @@ describe('svc as a subprocess', () => {
       const refused = await fetch(`${url}/api/v1/me/`, { headers: { authorization: `Bearer ${token}x` } });
       assert.equal(refused.status, 401);
       assert.match(String(refused.headers.get('www-authenticate')), /^Bearer /);
-      // A revoke by another process takes effect on the running server's next request.
+      // Another process (this test's own connection) deactivating the user, or revoking the
+      // token, takes effect on the running server's very next request.
+      const auth = { headers: { authorization: `Bearer ${token}` } };
+      assert.equal((await fetch(`${url}/api/v1/me/`, auth)).status, 200);
+      await t.ctx.db.kysely.updateTable('users').set({ is_active: 0 }).where('email', '=', email).execute();
+      assert.equal((await fetch(`${url}/api/v1/me/`, auth)).status, 401, 'deactivation seen on the next request');
+      await t.ctx.db.kysely.updateTable('users').set({ is_active: 1 }).where('email', '=', email).execute();
+      assert.equal((await fetch(`${url}/api/v1/me/`, auth)).status, 200);
+      await t.ctx.db.kysely.updateTable('personal_access_tokens').set({ revoked_at: new Date().toISOString() }).where('token_prefix', '=', token.slice(0, 12)).execute();
+      assert.equal((await fetch(`${url}/api/v1/me/`, auth)).status, 401, 'revocation seen on the next request');
+      await t.ctx.db.kysely.updateTable('personal_access_tokens').set({ revoked_at: null }).where('token_prefix', '=', token.slice(0, 12)).execute();
+      assert.equal((await fetch(`${url}/api/v1/me/`, auth)).status, 200);
+      // `svc token revoke` (a third process) likewise.
       const [{ id }] = JSON.parse((await svc(t.env, ['token', 'list', '--email', email, '--json'])).stdout);
       assert.equal((await svc(t.env, ['token', 'revoke', '--id', String(id)])).code, 0);
       assert.equal((await fetch(`${url}/api/v1/me/`, { headers: { authorization: `Bearer ${token}` } })).status, 401);
