@@ -308,4 +308,8 @@ export interface Database {
   mail_outbox: MailOutboxTable;
   mail_events: MailEventsTable;
   mail_suppressions: MailSuppressionsTable;
+  oauth_models: OAuthModelsTable;
+  oauth_consents: OAuthConsentsTable;
+  oauth_device_polls: OAuthDevicePollsTable;
+  oauth_user_code_failures: OAuthUserCodeFailuresTable;
 }
