@@ -26,6 +26,12 @@ export async function registerOpenApi(app: TypedApp, { config, scopes }: AppCont
         },
       },
     },
+    // The document describes the JSON API. Browser pages (/accounts/…, HTML forms) are left out
+    // unless a route opts in with an operationId of its own.
+    transform: ({ schema, url }) => {
+      const documented = url.startsWith('/api/') || (schema as { operationId?: string } | undefined)?.operationId;
+      return { schema: documented ? schema : ({ ...schema, hide: true } as typeof schema), url };
+    },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   if (!config.apiDocsPublic) return;

@@ -87,12 +87,23 @@ describe('HTTP foundation', () => {
     assert.equal(me.operationId, 'getMe');
     assert.deepEqual(me.security, [{ bearerAuth: ['read:profile'] }]);
     assert.ok(me.tags.length > 0 && me.summary);
-    for (const [path, operations] of Object.entries<Record<string, { operationId?: string; responses?: object }>>(doc.paths)) {
+    const problems: string[] = [];
+    const operationIds = new Set<string>();
+    type Operation = { operationId?: string; summary?: string; tags?: string[]; responses?: object; security?: { bearerAuth?: string[] }[] };
+    for (const [path, operations] of Object.entries<Record<string, Operation>>(doc.paths)) {
       for (const [method, op] of Object.entries(operations)) {
-        assert.ok(op.operationId, `${method} ${path} has an operationId`);
-        assert.ok(op.responses, `${method} ${path} has responses`);
+        const where = `${method.toUpperCase()} ${path}`;
+        if (!op.operationId) problems.push(`${where}: no operationId`);
+        else if (operationIds.has(op.operationId)) problems.push(`${where}: duplicate operationId ${op.operationId}`);
+        else operationIds.add(op.operationId);
+        if (!op.summary) problems.push(`${where}: no summary`);
+        if (!op.tags?.length) problems.push(`${where}: no tags`);
+        if (!op.responses || Object.keys(op.responses).length === 0) problems.push(`${where}: no responses`);
+        // Every authenticated API operation states the scopes it accepts.
+        if (path.startsWith('/api/v1/') && !op.security?.[0]?.bearerAuth?.length) problems.push(`${where}: no scopes`);
       }
     }
+    assert.deepEqual(problems, [], problems.join('\n'));
     const docs = await t.inject({ url: '/api/docs/' });
     assert.equal(docs.statusCode, 200);
   });
