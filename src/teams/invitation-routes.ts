@@ -1,6 +1,7 @@
 // Invitations API: create (Idempotency-Key capable), list and revoke for owners and admins; accept
 // for the invited user. The browser side of accepting is pages.ts (/invitations/<token>/).
 import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
 import type { AppContext, TypedApp } from '../app-context.ts';
 import { isValidEmail, normaliseEmail } from '../accounts/email.ts';
 import { pageEnvelope, pageRequest } from '../http/pagination.ts';
@@ -34,6 +35,16 @@ function cleanMessage(message: string | undefined): string | null {
   return text;
 }
 
+/** `owner` gets its own message instead of the schema's generic "must be equal to one of the allowed values". */
+async function refuseOwnerRole(request: FastifyRequest) {
+  const body = request.body as { role?: unknown } | null;
+  if (body && typeof body === 'object' && body.role === 'owner') {
+    throw badRequest('Request is invalid.', [
+      { field: 'role', message: 'The owner role cannot be given by invitation; invite an admin or member and make them an owner once they have joined.' },
+    ]);
+  }
+}
+
 export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
   const { db, config } = ctx;
 
@@ -50,6 +61,7 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
     '/api/v1/teams/:team_id/invitations/',
     {
       config: { scopes: ['write:teams'], idempotent: true },
+      preValidation: refuseOwnerRole,
       schema: {
         operationId: 'createTeamInvitation',
         summary: 'Invite an e-mail address to the team (owners: admin or member; admins: member). Sends the e-mail',
@@ -72,13 +84,13 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
       const inviter = request.principal!.user;
       const team = await teamForMember(db.kysely, request.params.team_id, inviter.id);
       if (!team) throw notFound();
-      const email = normaliseEmail(request.body.email);
-      if (!isValidEmail(email)) throw badRequest('Request is invalid.', [{ field: 'email', message: 'Not a valid e-mail address.' }]);
       // The type provider reads schemas with `typebox`, not `@sinclair/typebox`, so it cannot see the
       // string enum's static type; the schema has already validated the value.
       const role = request.body.role as InvitableRole;
       const refusal = refuseInvite(team.role, role);
       if (refusal) throw forbidden(refusal);
+      const email = normaliseEmail(request.body.email);
+      if (!isValidEmail(email)) throw badRequest('Request is invalid.', [{ field: 'email', message: 'Not a valid e-mail address.' }]);
       const invitation = await createInvitation(ctx, {
         team,
         inviter,

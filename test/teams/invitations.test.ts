@@ -169,8 +169,11 @@ describe('invitations', () => {
     const member = await invite(teamId, { email: cast.member.email.toUpperCase(), role: 'member' });
     assert.equal(member.statusCode, 409);
     assert.equal(member.json().detail, `${cast.member.email} is already a member of this team.`);
+    const owner = await invite(teamId, { email: 'x@example.org', role: 'owner' });
+    assert.equal(owner.statusCode, 400);
+    assert.deepEqual(owner.json().errors.map((e: { field: string }) => e.field), ['role']);
+    assert.match(owner.json().errors[0].message, /owner role cannot be given by invitation/);
     for (const [payload, field] of [
-      [{ email: 'x@example.org', role: 'owner' }, 'role'],
       [{ email: 'not-an-address', role: 'member' }, 'email'],
       [{ email: 'x@example.org' }, 'role'],
       [{ email: 'x@example.org', role: 'member', message: 'Claim your prize at https://evil.example' }, 'message'],
