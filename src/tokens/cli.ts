@@ -18,7 +18,7 @@ export function parseExpiry(value: string, now = Date.now()): string {
   } else {
     moment = NaN;
   }
-  if (Number.isNaN(moment)) throw new UsageError(`--expires-at "${value}" is not a date (2027-01-31) or an ISO 8601 time`);
+  if (Number.isNaN(moment)) throw new UsageError(`--expires-at "${value}" is not a date (2027-01-31) or an ISO 8601 time with Z or an offset (2027-01-31T12:00:00Z)`);
   if (moment <= now) throw new UsageError(`--expires-at "${value}" is in the past`);
   return new Date(moment).toISOString();
 }

@@ -256,3 +256,33 @@ describe('GET with a stray Content-Type', () => {
     }
   });
 });
+
+describe('readiness without a database', () => {
+  it('/readyz is 503 when the database does not answer, while /healthz (no I/O) stays 200', async () => {
+    const { buildApp } = await import('../../src/app.ts');
+    const { createContext } = await import('../../src/context.ts');
+    const { loadConfig } = await import('../../src/config.ts');
+    const fs = await import('node:fs');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-nodb-'));
+    // Port 1 on loopback: nothing listens there, so every connection attempt is refused at once.
+    const ctx = createContext(
+      loadConfig({ NODE_ENV: 'test', SERVICE_DATA_DIR: dir, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', SECRET_KEY: 'x'.repeat(40) }),
+    );
+    const app = await buildApp(ctx);
+    try {
+      await app.ready();
+      const health = await app.inject({ url: '/healthz' });
+      assert.equal(health.statusCode, 200);
+      assert.deepEqual(health.json(), { status: 'ok' });
+      const ready = await app.inject({ url: '/readyz' });
+      assert.equal(ready.statusCode, 503);
+      assert.equal(ready.json().status, 'unavailable');
+    } finally {
+      await app.close();
+      await ctx.db.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
