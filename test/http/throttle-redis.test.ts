@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { Redis } from 'ioredis';
 import { after, before, describe, it } from 'node:test';
+import { loadConfig } from '../../src/config.ts';
+import { Throttle } from '../../src/http/throttle.ts';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { redisServerAvailable, startPrivateRedis, type PrivateRedis } from './throttle-redis-server.ts';
 
@@ -100,6 +102,35 @@ describe('throttling on Redis', { skip }, () => {
     } finally {
       process.kill(pid, 'SIGCONT');
       await t.close();
+    }
+  });
+});
+
+describe('throttling on Redis: logs', { skip }, () => {
+  it('an outage is logged once, and the recovery once', async () => {
+    const redis = await startPrivateRedis();
+    const lines: Array<[string, string]> = [];
+    const log = {
+      info: (_obj: object, message: string) => lines.push(['info', message]),
+      warn: (_obj: object, message: string) => lines.push(['warn', message]),
+    };
+    const throttle = new Throttle(loadConfig({ NODE_ENV: 'test', REDIS_URL: redis.url, SERVICE_THROTTLE_ANON: '100/hour' }));
+    try {
+      await throttle.connect(log);
+      assert.equal((await throttle.consume('anon', '192.0.2.4')).remaining, 99);
+      assert.deepEqual(lines, []);
+      await redis.kill();
+      for (let i = 0; i < 5; i++) assert.equal((await throttle.consume('anon', '192.0.2.4')).allowed, true);
+      assert.deepEqual(lines, [['warn', 'Redis unreachable: throttling falls back to per-process in-memory limits']]);
+      await redis.restart();
+      const deadline = Date.now() + 10_000;
+      while (throttle.usingFallback && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.equal(throttle.usingFallback, false);
+      assert.deepEqual(lines.at(-1), ['info', 'Redis reachable again: throttling is shared across processes']);
+      assert.equal(lines.length, 2);
+    } finally {
+      await throttle.close();
+      await redis.kill();
     }
   });
 });

@@ -118,6 +118,13 @@ describe('throttling: every /api/ answer carries the headers', () => {
     });
   }
 
+  it('400 (malformed JSON) and 413 (body too large) too', async () => {
+    const malformed = await t.inject({ method: 'POST', url: '/api/v1/test-throttle/', headers: { ...bearer(token), 'content-type': 'application/json' }, payload: '{"a":' });
+    const huge = await t.inject({ method: 'POST', url: '/api/v1/test-throttle/', headers: { ...bearer(token), 'content-type': 'application/json' }, payload: JSON.stringify({ a: 'x'.repeat(1_100_000) }) });
+    assert.deepEqual([malformed.statusCode, huge.statusCode], [400, 413]);
+    for (const res of [malformed, huge]) assert.match(String(res.headers['x-ratelimit-remaining']), /^\d+$/);
+  });
+
   it('paths outside /api/ are not throttled', async () => {
     const res = await t.inject({ url: '/healthz' });
     assert.equal(res.statusCode, 200);
@@ -253,6 +260,8 @@ describe('throttling: X-Forwarded-For only from a trusted proxy', () => {
     assertThrottled(await call('10.0.0.1', '9.9.9.9, 203.0.113.1, 10.200.0.1'));
     // A different client behind the same proxy is counted apart.
     assert.equal((await call('10.0.0.1', '203.0.113.2')).headers['x-ratelimit-remaining'], '1');
+    // A dual-stack socket reports the IPv4 proxy as ::ffff:10.x.x.x: still trusted.
+    assert.equal((await call('::ffff:10.0.0.9', '203.0.113.2, 10.0.0.1')).headers['x-ratelimit-remaining'], '0');
     // Trusted IPv6 proxy, client address with a port.
     assert.equal((await call('2001:db8:ffff::1', '203.0.113.3:4567')).headers['x-ratelimit-remaining'], '1');
   });
