@@ -1,0 +1,34 @@
+// The worker task that deletes dead account rows: expired sessions, used or expired e-mail keys,
+// failure records older than the throttle window, and refresh tokens past their expiry. Requests
+// already ignore all of them; this only keeps the tables small. Each DELETE is idempotent, so any
+// number of workers may run it at once.
+import type { AppContext } from '../app-context.ts';
+import { nowIso } from '../util/time.ts';
+import type { WorkerTask } from '../worker/worker.ts';
+import { sleep } from '../worker/worker.ts';
+import { WINDOW_SECONDS } from './auth-throttle.ts';
+
+export const ACCOUNTS_PURGE_INTERVAL_MS = 10 * 60_000;
+
+export async function purgeAccountRows(ctx: Pick<AppContext, 'db'>): Promise<void> {
+  const db = ctx.db.kysely;
+  const now = nowIso();
+  await db.deleteFrom('sessions').where('expires_at', '<', now).execute();
+  await db.deleteFrom('account_keys').where((eb) => eb.or([eb('expires_at', '<', now), eb('used_at', 'is not', null)])).execute();
+  await db.deleteFrom('auth_failures').where('created_at', '<', new Date(Date.now() - WINDOW_SECONDS * 1000).toISOString()).execute();
+  await db.deleteFrom('jwt_refresh_tokens').where('expires_at', '<', now).execute();
+}
+
+export const accountsPurgeTask: WorkerTask = {
+  name: 'accounts-purge',
+  async run(ctx, signal) {
+    while (!signal.aborted) {
+      try {
+        await purgeAccountRows(ctx);
+      } catch (error) {
+        process.stderr.write(`accounts-purge: ${(error as Error).message}\n`);
+      }
+      await sleep(ACCOUNTS_PURGE_INTERVAL_MS, signal);
+    }
+  },
+};

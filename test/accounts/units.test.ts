@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { isCommonPassword, passwordProblem } from '../../src/accounts/password-policy.ts';
+import { safeNextPath } from '../../src/accounts/session-auth.ts';
+import { purgeAccountRows } from '../../src/accounts/housekeeping.ts';
+import { checkThrottle, recordFailure } from '../../src/accounts/auth-throttle.ts';
+import { startApp, TEST_PASSWORD, type TestApp } from '../helpers/app.ts';
+import { PageClient } from './page-client.ts';
+
+describe('password policy', () => {
+  it('ships a list of a few thousand common passwords', () => {
+    for (const common of ['qwertyuiop', '1234567890', 'password123', 'Basketball', 'baseball2024!', 'manchester1']) assert.ok(isCommonPassword(common), common);
+    for (const fine of ['correct horse battery staple', 'violet submarine orchestra 42']) assert.ok(!isCommonPassword(fine), fine);
+  });
+  it('names the problem', () => {
+    assert.match(passwordProblem('short')!, /at least 10/);
+    assert.match(passwordProblem('x'.repeat(1001))!, /at most 1000/);
+    assert.match(passwordProblem('Ada.Lovelace@example.com', 'ada.lovelace@example.com')!, /e-mail/);
+    assert.match(passwordProblem('qwertyuiop')!, /too common/);
+    assert.equal(passwordProblem('correct horse battery staple', 'a@example.com'), null);
+  });
+});
+
+describe('safeNextPath', () => {
+  for (const [input, expected] of [
+    ['/accounts/tokens/', '/accounts/tokens/'],
+    ['/o/authorize/?client_id=x&scope=a%20b', '/o/authorize/?client_id=x&scope=a%20b'],
+    ['https://evil.example/', '/accounts/profile/'],
+    ['//evil.example', '/accounts/profile/'],
+    ['/\\evil.example', '/accounts/profile/'],
+    ['/ok\\..', '/accounts/profile/'],
+    ['/a\nb', '/accounts/profile/'],
+    ['javascript:alert(1)', '/accounts/profile/'],
+    ['', '/accounts/profile/'],
+    [undefined, '/accounts/profile/'],
+    [['/a', '/b'], '/accounts/profile/'],
+  ] as const) {
+    it(`${JSON.stringify(input)} → ${expected}`, () => assert.equal(safeNextPath(input), expected));
+  }
+});
+
+describe('failure throttle and housekeeping', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp();
+  });
+  after(() => t.close());
+
+  it('locks after 5 failures of a pair, other pairs stay open, 20 lock the account from anywhere', async () => {
+    for (let i = 0; i < 5; i++) await recordFailure(t.ctx, 'login', 'a@example.com', '10.0.0.1');
+    assert.equal((await checkThrottle(t.ctx, 'login', 'A@example.com', '10.0.0.1')).locked, true);
+    assert.equal((await checkThrottle(t.ctx, 'login', 'a@example.com', '10.0.0.2')).locked, false);
+    assert.equal((await checkThrottle(t.ctx, 'login', 'b@example.com', '10.0.0.1')).locked, false);
+    // Re-auth and TOTP guess the same secrets: they share the counters.
+    assert.equal((await checkThrottle(t.ctx, 'reauth', 'a@example.com', '10.0.0.1')).locked, true);
+    // Password-reset requests have their own.
+    assert.equal((await checkThrottle(t.ctx, 'reset', 'a@example.com', '10.0.0.1')).locked, false);
+    for (let i = 0; i < 15; i++) await recordFailure(t.ctx, 'login', 'a@example.com', `10.0.1.${i}`);
+    assert.equal((await checkThrottle(t.ctx, 'login', 'a@example.com', '10.9.9.9')).locked, true);
+  });
+
+  it('purges expired sessions and spent keys, keeps live ones', async () => {
+    const user = await t.user();
+    const c = new PageClient(t);
+    await c.login(user.email, TEST_PASSWORD);
+    const old = { id: 'x'.repeat(64), user_id: user.id, stage: 'full' as const, created_at: '2000-01-01T00:00:00.000Z', last_seen_at: '2000-01-01T00:00:00.000Z', expires_at: '2000-01-02T00:00:00.000Z', reauth_at: null };
+    await t.ctx.db.kysely.insertInto('sessions').values(old).execute();
+    await purgeAccountRows(t.ctx);
+    const left = await t.ctx.db.kysely.selectFrom('sessions').select('id').where('user_id', '=', user.id).execute();
+    assert.equal(left.length, 1);
+    assert.notEqual(left[0].id, old.id);
+    assert.equal((await c.get('/accounts/profile/')).statusCode, 200);
+  });
+});
