@@ -23,6 +23,8 @@ const SUBSCRIBE_MAX_BYTES = 64 * 1024;
 /** What the intake reaches the network with. Tests replace the agents to reach a local stand-in. */
 export interface IntakeNetwork {
   agents: FetchAgents;
+  /** Deadline of each fetch (certificate, intermediate, SubscribeURL). */
+  timeoutMs: number;
 }
 
 const networks = new WeakMap<object, IntakeNetwork>();
@@ -31,7 +33,7 @@ const networks = new WeakMap<object, IntakeNetwork>();
 export function intakeNetwork(ctx: AppContext): IntakeNetwork {
   let network = networks.get(ctx);
   if (!network) {
-    network = { agents: {} };
+    network = { agents: {}, timeoutMs: FETCH_TIMEOUT_MS };
     networks.set(ctx, network);
   }
   return network;
@@ -58,7 +60,7 @@ export async function registerMailproviderIntake(app: FastifyInstance, ctx: AppC
     mailLog(ctx).warn('SERVICE_MAILPROVIDER_TOPIC_ARN is not set: mail-provider messages from any SNS topic are accepted (set it before subscribing)');
   }
   const network = intakeNetwork(ctx);
-  const certificates = new SnsCertificateStore({ trustAnchorsFile: config.mailproviderTrustAnchorsFile, agents: () => network.agents });
+  const certificates = new SnsCertificateStore({ trustAnchorsFile: config.mailproviderTrustAnchorsFile, network: () => network });
 
   // An encapsulated plugin: its own body limit and content-type parsing apply to this route only. SNS posts
   // JSON as text/plain, so the body is read as text whatever the content type says and parsed here.
@@ -99,7 +101,7 @@ export async function registerMailproviderIntake(app: FastifyInstance, ctx: AppC
 
       if (message.Type === 'SubscriptionConfirmation') {
         try {
-          await boundedGet(message.SubscribeURL!, { agents: network.agents, timeoutMs: FETCH_TIMEOUT_MS, maxBytes: SUBSCRIBE_MAX_BYTES });
+          await boundedGet(message.SubscribeURL!, { agents: network.agents, timeoutMs: network.timeoutMs, maxBytes: SUBSCRIBE_MAX_BYTES });
         } catch (error) {
           networkFailure(log, message, error, 'subscription confirmation');
         }

@@ -28,6 +28,9 @@ const BATCH_SIZE = 50;
 /** A claimed row whose worker died is taken again after this long (longer than any SMTP timeout). */
 const LEASE_SECONDS = 300;
 const POLL_MS = 1000;
+/** Finished rows (their bodies hold verification and reset links) are kept this long, then deleted. */
+export const OUTBOX_RETENTION_DAYS = 30;
+const PURGE_EVERY_MS = 3_600_000;
 const MAX_ERROR_LENGTH = 1000;
 
 /**
@@ -187,7 +190,17 @@ export async function sendQueuedMail(ctx: AppContext): Promise<number> {
   return sent;
 }
 
-/** The worker's mail sender: runs at once on a 'mail' wake-up, else every second. */
+/** Deletes sent, suppressed and failed rows last touched more than `days` ago; returns how many. */
+export async function purgeOldMail(ctx: AppContext, days = OUTBOX_RETENTION_DAYS): Promise<number> {
+  const result = await ctx.db.kysely
+    .deleteFrom('mail_outbox')
+    .where('status', 'in', ['sent', 'suppressed', 'failed'])
+    .where('updated_at', '<', isoAfter(-days * 86_400))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** The worker's mail sender: runs at once on a 'mail' wake-up, else every second; purges hourly. */
 export const mailWorkerTask: WorkerTask = {
   name: 'mail',
   async run(ctx, signal) {
@@ -196,10 +209,15 @@ export const mailWorkerTask: WorkerTask = {
       woken = true;
     };
     ctx.wake.on('mail', onWake);
+    let lastPurge = 0;
     try {
       while (!signal.aborted) {
         woken = false;
         try {
+          if (Date.now() - lastPurge > PURGE_EVERY_MS) {
+            lastPurge = Date.now();
+            await purgeOldMail(ctx);
+          }
           await sendQueuedMail(ctx);
         } catch (error) {
           // A database hiccup: logged, and the next round tries again (rows keep their state).

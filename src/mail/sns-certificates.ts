@@ -77,20 +77,21 @@ function aiaIssuerUrl(cert: X509Certificate): string | null {
 export interface CertificateStoreOptions {
   /** null: Node's root store. */
   trustAnchorsFile: string | null;
-  agents: () => FetchAgents;
+  /** Read on every fetch, so tests can point a running app at a stand-in. */
+  network: () => { agents: FetchAgents; timeoutMs: number };
   maxEntries?: number;
 }
 
 export class SnsCertificateStore {
   readonly #anchors: X509Certificate[];
-  readonly #agents: () => FetchAgents;
+  readonly #network: () => { agents: FetchAgents; timeoutMs: number };
   readonly #keys: Lru<{ key: KeyObject; expiresAt: number }>;
   readonly #intermediates = new Lru<{ cert: X509Certificate; expiresAt: number }>(32);
 
   constructor(options: CertificateStoreOptions) {
     this.#anchors = options.trustAnchorsFile ? parsePemBundle(fs.readFileSync(options.trustAnchorsFile, 'utf8')) : nodeRootStore();
     if (this.#anchors.length === 0) throw new Error(`no certificate in ${options.trustAnchorsFile}`);
-    this.#agents = options.agents;
+    this.#network = options.network;
     this.#keys = new Lru(options.maxEntries ?? 64);
   }
 
@@ -165,6 +166,7 @@ export class SnsCertificateStore {
   }
 
   #fetch(url: string): Promise<Buffer> {
-    return boundedGet(url, { agents: this.#agents(), timeoutMs: FETCH_TIMEOUT_MS, maxBytes: CERT_MAX_BYTES });
+    const { agents, timeoutMs } = this.#network();
+    return boundedGet(url, { agents, timeoutMs, maxBytes: CERT_MAX_BYTES });
   }
 }

@@ -3,6 +3,7 @@ import net from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import pino from 'pino';
 import { intakeNetwork } from '../../src/mail/intake.ts';
+import { SnsCertificateStore } from '../../src/mail/sns-certificates.ts';
 import { useMailLogger } from '../../src/mail/log.ts';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { AIA_URL, CERT_URL, StandIn, TOPIC, buildPki, fixture, issue, notification, sign, type Issued, type Pki } from './sns-stand-in.ts';
@@ -60,6 +61,7 @@ beforeEach(async () => {
   standIn.reset();
   logged.length = 0;
   intakeNetwork(t.ctx).agents = standIn.agents();
+  intakeNetwork(t.ctx).timeoutMs = 10_000;
   await t.ctx.db.kysely.deleteFrom('mail_events').execute();
   await t.ctx.db.kysely.deleteFrom('mail_suppressions').execute();
 });
@@ -365,6 +367,18 @@ describe('mail-provider intake: transient certificate failures', () => {
     assert.equal((await events()).length, 1);
   });
 
+  it('a certificate host that does not answer in time → 500', async () => {
+    const url = certUrl('hanging');
+    standIn.routes.set(hostPath(url), { hang: true });
+    intakeNetwork(t.ctx).timeoutMs = 300;
+    const started = Date.now();
+    const res = await post(notification(fixture('delivery.json'), pki.signing.privateKey, { certUrl: url }));
+    assert.equal(res.statusCode, 500);
+    assert.ok(Date.now() - started < 5000);
+    assert.ok(logged.some((line) => line.msg.includes('will retry')));
+    assert.deepEqual(await events(), []);
+  });
+
   it('a connection failure → 500', async () => {
     const closed = net.createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
@@ -439,5 +453,25 @@ describe('mail-provider intake switched off', () => {
     } finally {
       await off.close();
     }
+  });
+});
+
+describe('certificate cache', () => {
+  it('is bounded (least recently used out) and keyed by URL', async () => {
+    const store = new SnsCertificateStore({
+      trustAnchorsFile: pki.anchorsFile,
+      network: () => ({ agents: standIn.agents(), timeoutMs: 10_000 }),
+      maxEntries: 2,
+    });
+    const urls = ['lru1', 'lru2', 'lru3'].map(certUrl);
+    for (const url of urls) serveCert(url, pki.signing, pki.intermediate);
+    for (const url of urls) await store.publicKeyFor(url);
+    assert.equal(store.cachedKeys, 2);
+    standIn.reset();
+    await store.publicKeyFor(urls[2]);
+    await store.publicKeyFor(urls[1]);
+    assert.deepEqual(standIn.requests, [], 'recent entries are served from the cache');
+    await store.publicKeyFor(urls[0]);
+    assert.deepEqual(standIn.requests, [hostPath(urls[0])], 'the evicted entry is fetched again');
   });
 });

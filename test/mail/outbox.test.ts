@@ -4,7 +4,9 @@ import path from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import { SMTPServer } from 'smtp-server';
-import { queueMail, sendQueuedMail, mailWorkerTask } from '../../src/mail/outbox.ts';
+import pino from 'pino';
+import { queueMail, sendQueuedMail, mailWorkerTask, purgeOldMail } from '../../src/mail/outbox.ts';
+import { useMailLogger } from '../../src/mail/log.ts';
 import { startWorker } from '../../src/worker/worker.ts';
 import { WORKER_TASKS } from '../../src/worker/tasks.ts';
 import { startApp, type TestApp } from '../helpers/app.ts';
@@ -93,6 +95,8 @@ describe('mail outbox with the development file transport', () => {
     await queueMail(t.ctx, db, { to: 'carol@example.com', cc: '"Dan D." <DAN@Example.COM>', subject: 'Two', text: 'two' });
     await queueMail(t.ctx, db, { to: 'erin@example.com', bcc: 'frank@example.com', subject: 'Three', text: 'three' });
 
+    const logged: { msg: string; recipient?: string }[] = [];
+    useMailLogger(t.ctx, pino({ level: 'info' }, { write: (line: string) => logged.push(JSON.parse(line)) }));
     const counter = new SuppressionLookups();
     const original = t.ctx.db.kysely;
     t.ctx.db.kysely = original.withPlugin(counter);
@@ -102,6 +106,8 @@ describe('mail outbox with the development file transport', () => {
       t.ctx.db.kysely = original;
     }
     assert.equal(counter.count, 1, 'all recipients of the batch are looked up in one query');
+    const refusals = logged.filter((line) => line.msg === 'mail recipient refused: address is suppressed').map((line) => line.recipient);
+    assert.deepEqual(refusals.sort(), ['bob@example.com', 'dan@example.com'], 'each refusal is logged');
 
     const mails = readMailbox(t.env.SERVICE_DATA_DIR);
     const bySubject = new Map(mails.map((m) => [m.headers.get('subject'), m.headers]));
@@ -141,6 +147,18 @@ describe('mail outbox with the development file transport', () => {
     const [row] = await outbox(t);
     assert.equal(row.status, 'failed');
     assert.equal(row.error, 'no valid recipient address');
+  });
+
+  it('finished rows older than the retention are purged, queued ones never', async () => {
+    const db = t.ctx.db.kysely;
+    await queueMail(t.ctx, db, { to: 'old@example.com', subject: 'Old', text: 'x' });
+    await queueMail(t.ctx, db, { to: 'new@example.com', subject: 'New', text: 'x' });
+    await sendQueuedMail(t.ctx);
+    await queueMail(t.ctx, db, { to: 'waiting@example.com', subject: 'Waiting', text: 'x' });
+    const longAgo = new Date(Date.now() - 31 * 86_400_000).toISOString();
+    await db.updateTable('mail_outbox').set({ updated_at: longAgo }).where('subject', 'in', ['Old', 'Waiting']).execute();
+    assert.equal(await purgeOldMail(t.ctx), 1);
+    assert.deepEqual((await outbox(t)).map((r) => r.subject), ['New', 'Waiting']);
   });
 
   it('queueMail refuses a message without recipients', async () => {

@@ -93,6 +93,8 @@ export async function buildPki(): Promise<Pki> {
 }
 
 export interface Route {
+  /** Never answer (the client's deadline must end the wait). */
+  hang?: boolean;
   status?: number;
   headers?: Record<string, string>;
   body?: string | Buffer;
@@ -124,6 +126,7 @@ export class StandIn {
         response.writeHead(404).end('not found');
         return;
       }
+      if (route.hang) return;
       response.writeHead(route.status ?? 200, route.headers ?? {}).end(route.body ?? '');
     };
     const key = tlsCert.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
