@@ -82,20 +82,23 @@ export function treeTicks(roots: number[]): number {
 /** A before/after probe around one measurement. */
 export class CpuProbe {
   readonly #servers: number[];
+  readonly #root: number;
   #t0 = 0;
   #machine0: MachineCpu = machineCpu();
   #ours0 = 0;
   #server0 = 0;
 
   /** `servers`: the process trees whose CPU is the cost of the system under test. */
-  constructor(servers: number[]) {
+  /** `root`: the harness process whose whole tree is "ours" (a child harness passes the parent's pid). */
+  constructor(servers: number[], root = Number(process.env.BENCH_ROOT_PID ?? process.pid)) {
     this.#servers = servers;
+    this.#root = root;
   }
 
   start() {
     this.#machine0 = machineCpu();
     // Everything this harness started (servers, databases, wrk) counts as "ours".
-    this.#ours0 = treeTicks([process.pid]);
+    this.#ours0 = treeTicks([this.#root]);
     this.#server0 = treeTicks(this.#servers);
     this.#t0 = performance.now();
     return this;
@@ -104,7 +107,7 @@ export class CpuProbe {
   stop(): { seconds: number; serverTicks: number; otherCores: number; softirqCores: number; stealCores: number } {
     const seconds = (performance.now() - this.#t0) / 1000;
     const server = treeTicks(this.#servers) - this.#server0;
-    const ours = treeTicks([process.pid]) - this.#ours0;
+    const ours = treeTicks([this.#root]) - this.#ours0;
     const machine = machineCpu();
     const busy = machine.busy - this.#machine0.busy;
     const perSecond = (ticks: number) => ticks / TICKS_PER_SECOND / seconds;

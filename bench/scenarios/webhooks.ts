@@ -1,5 +1,223 @@
-import { notAvailable, type Metric } from '../lib/report.ts';
+// Webhook delivery benchmarks: deliveries per worker against a raw undici.request POST loop (same
+// run, same HTTPS POST sink on the other CPU), signed ÷ unsigned, event → first-attempt latency in
+// embedded mode (SQLite, in-process worker woken on dispatch) and distributed mode (PostgreSQL, a
+// separate `svc worker` woken by LISTEN/NOTIFY), and a 10,000-event burst.
+import fs from 'node:fs';
+import path from 'node:path';
+import { serviceEnv, startBare, type AppServer } from '../lib/app-server.ts';
+import { NODE, ROOT, run, runAsync, startProcess, type Started } from '../lib/processes.ts';
+import { judge, notAvailable, type Metric, type Target } from '../lib/report.ts';
+import { postgresAvailable, startPostgres, type PrivatePostgres } from '../lib/services.ts';
+import { median, range } from '../lib/stats.ts';
+import { CLIENT_CPU, CONTENTION_LIMIT_CORES, SERVER_CPU } from '../lib/wrk.ts';
 import type { Plan } from '../run.ts';
-export async function webhookScenarios(_plan: Plan): Promise<Metric[]> {
-  return [notAvailable('deliveries', 'webhook deliveries', 'not available')];
+
+const CONCURRENCIES = [1, 8, 32, 128];
+/** --quick proves the harness in CI: two concurrencies, a smaller burst. */
+const QUICK_CONCURRENCIES = [8, 32];
+const QUICK_BURST = 2_000;
+const SIGNING_CONCURRENCY = 32;
+const BURST = 10_000;
+
+export const TARGETS: Record<string, Target> = {
+  sqlite: { kind: 'min', must: 0.35, aim: 0.55, on: 'ratio', text: '≥ 0.35 / ≥ 0.55' },
+  pg: { kind: 'min', must: 0.2, aim: 0.35, on: 'ratio', text: '≥ 0.20 / ≥ 0.35' },
+  signing: { kind: 'min', must: 0.95, aim: 0.98, on: 'ratio', text: '≥ 0.95 / ≥ 0.98' },
+  latency: { kind: 'max', must: 10, aim: 5, on: 'value', text: 'p99 ≤ 10 ms / p99 ≤ 5 ms' },
+  burst: { kind: 'max', must: 2000, aim: 1000, on: 'value', text: '≤ 2 s / ≤ 1 s' },
+  distributed: { kind: 'max', must: 50, aim: 20, on: 'value', text: 'p99 ≤ 50 ms / p99 ≤ 20 ms' },
+};
+
+function available(): string | null {
+  for (const file of ['src/webhooks/delivery-worker.ts', 'src/webhooks/dispatch.ts', 'src/webhooks/subscriptions.ts', 'src/webhooks/signing.ts']) {
+    if (!fs.existsSync(path.join(ROOT, file))) return `not available: ${file} is missing`;
+  }
+  const source = fs.readFileSync(path.join(ROOT, 'src/webhooks/delivery-worker.ts'), 'utf8');
+  if (!source.includes('export function webhookDeliveryTask')) return 'not available: no webhookDeliveryTask';
+  return null;
+}
+
+/** A self-signed certificate for 127.0.0.1: the receiver's, trusted by the worker as its CA. */
+function certificate(dir: string) {
+  const cert = path.join(dir, 'receiver-cert.pem');
+  const key = path.join(dir, 'receiver-key.pem');
+  run('openssl', [
+    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
+    '-keyout', key, '-out', cert, '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
+  ]);
+  return { cert, key };
+}
+
+type Line = Record<string, number>;
+
+async function child(plan: Plan, env: NodeJS.ProcessEnv, config: Record<string, unknown>): Promise<Line[]> {
+  const result = await runAsync('taskset', ['-c', String(SERVER_CPU), NODE, '--disable-warning=ExperimentalWarning', path.join(ROOT, 'bench/inproc/webhooks.ts'), JSON.stringify(config)], {
+    env: { ...env, BENCH_ROOT_PID: String(process.pid) },
+  });
+  if (result.code !== 0) throw new Error(`webhook benchmark (${config.mode}) failed:\n${result.stderr}\n${result.stdout.slice(-2000)}`);
+  const lines = result.stdout.split('\n').filter((l) => l.startsWith('BENCH_RESULT ')).map((l) => JSON.parse(l.slice(13)) as Line);
+  plan.log(`${config.mode}${config.unsigned ? ' (unsigned)' : ''}${env.DATABASE_URL?.startsWith('postgres') ? ' pg' : ''}: ${lines.map((l) => JSON.stringify(l)).join(' ')}`);
+  return lines;
+}
+
+export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
+  const missing = available();
+  const CONCURRENCIES_RUN = plan.quick ? QUICK_CONCURRENCIES : CONCURRENCIES;
+  const BURST_RUN = plan.quick ? QUICK_BURST : BURST;
+  const labels = {
+    sqlite: (c: number) => `webhook deliveries/s, one worker, SQLite, concurrency ${c} ÷ raw undici POST loop`,
+    pg: (c: number) => `same, PostgreSQL, concurrency ${c}`,
+    signing: `raw POST loop signed ÷ unsigned (concurrency ${SIGNING_CONCURRENCY})`,
+    latency: (r: number) => `event → first attempt, embedded (SQLite), ${r.toLocaleString('en-US')} events/s paced, p99`,
+    burst: `${BURST_RUN.toLocaleString('en-US')}-event burst, one worker, until every first attempt completed`,
+    distributed: (r: number) => `event → first attempt, distributed (PostgreSQL, svc worker), ${r} events/s paced, p99`,
+  };
+  if (missing) {
+    return [
+      ...CONCURRENCIES_RUN.map((c) => notAvailable(`deliveries_sqlite_c${c}`, labels.sqlite(c), missing, TARGETS.sqlite)),
+      notAvailable('signing', labels.signing, missing, TARGETS.signing),
+      notAvailable('latency', labels.latency(1000), missing, TARGETS.latency),
+      notAvailable('burst', labels.burst, missing, TARGETS.burst),
+    ];
+  }
+  const dir = path.join(plan.dir, 'webhooks');
+  fs.mkdirSync(dir);
+  const started: Started[] = [];
+  const metrics: Metric[] = [];
+  try {
+    const tls = certificate(dir);
+    const webhookEnv = (dataDir: string, databaseUrl: string) =>
+      serviceEnv(dataDir, databaseUrl, {
+        SERVICE_WEBHOOKS_ENABLED: 'true',
+        SERVICE_WEBHOOKS_ALLOWED_CIDRS: '127.0.0.1/32',
+        NODE_EXTRA_CA_CERTS: tls.cert,
+      });
+    const receiver: AppServer = await startBare({ name: 'receiver', dir, cpu: CLIENT_CPU, env: { BARE_TLS_CERT: tls.cert, BARE_TLS_KEY: tls.key } });
+    started.push(receiver);
+    const sqliteDir = path.join(dir, 'sqlite');
+    fs.mkdirSync(sqliteDir);
+    const envs: Record<string, NodeJS.ProcessEnv> = { sqlite: webhookEnv(sqliteDir, `sqlite:${path.join(sqliteDir, 'bench.sqlite3')}`) };
+    let postgres: PrivatePostgres | null = null;
+    if (postgresAvailable()) {
+      postgres = await startPostgres(SERVER_CPU);
+      started.push(postgres);
+      const pgDir = path.join(dir, 'pg');
+      fs.mkdirSync(pgDir);
+      envs.pg = webhookEnv(pgDir, await postgres.createDatabase('deliveries'));
+    }
+    const base = { receiverUrl: receiver.url, caFile: tls.cert, seconds: plan.quick ? 1.5 : 3, warmupSeconds: plan.quick ? 0.5 : 1, serverPids: [receiver.pid] };
+
+    // Throughput: per round, the engine on each database and the raw loop, in rotating order.
+    const kinds = ['raw', ...Object.keys(envs)];
+    const rounds: Record<string, Line[]>[] = [];
+    const wantedRounds = plan.quick ? 1 : 3;
+    for (let round = 0; round < (plan.quick ? 1 : 5); round++) {
+      const results: Record<string, Line[]> = {};
+      for (let i = 0; i < kinds.length; i++) {
+        const kind = kinds[(i + round) % kinds.length];
+        const concurrencies = CONCURRENCIES_RUN.map((_, j) => CONCURRENCIES_RUN[(j + round) % CONCURRENCIES_RUN.length]);
+        results[kind] =
+          kind === 'raw'
+            ? await child(plan, envs.sqlite, { ...base, mode: 'raw', concurrencies })
+            : await child(plan, envs[kind], { ...base, mode: 'engine', concurrencies });
+      }
+      results.unsigned = await child(plan, envs.sqlite, { ...base, mode: 'raw', unsigned: true, concurrencies: [SIGNING_CONCURRENCY] });
+      rounds.push(results);
+      const clean = rounds.filter((r) => Object.values(r).every((lines) => lines.every((l) => l.otherCores <= CONTENTION_LIMIT_CORES))).length;
+      if (clean >= wantedRounds) break;
+      if (rounds.length >= wantedRounds && plan.quick) break;
+    }
+    const at = (lines: Line[], c: number) => lines.find((l) => l.concurrency === c)!;
+    const ratioOf = (id: string, label: string, target: Target, subject: string, subjectC: number, baseKey: string, baseC: number) => {
+      const usable = rounds.filter((r) => r[subject] && r[baseKey]);
+      const clean = usable.filter((r) => at(r[subject], subjectC).otherCores <= CONTENTION_LIMIT_CORES && at(r[baseKey], baseC).otherCores <= CONTENTION_LIMIT_CORES);
+      const chosen = clean.length ? clean : usable;
+      const ratios = chosen.map((r) => at(r[subject], subjectC).rate / at(r[baseKey], baseC).rate);
+      return judge({
+        id,
+        label,
+        value: median(chosen.map((r) => at(r[subject], subjectC).rate)),
+        unit: '/s',
+        baseline: median(chosen.map((r) => at(r[baseKey], baseC).rate)),
+        baselineLabel: baseKey === 'raw' ? 'raw loop' : 'unsigned',
+        ratio: median(ratios),
+        ratioRange: range(ratios),
+        rounds: clean.length,
+        dropped: usable.length - clean.length,
+        target,
+      });
+    };
+    for (const c of CONCURRENCIES_RUN) metrics.push(ratioOf(`deliveries_sqlite_c${c}`, labels.sqlite(c), TARGETS.sqlite, 'sqlite', c, 'raw', c));
+    for (const c of CONCURRENCIES_RUN) {
+      metrics.push(envs.pg ? ratioOf(`deliveries_pg_c${c}`, labels.pg(c), TARGETS.pg, 'pg', c, 'raw', c) : notAvailable(`deliveries_pg_c${c}`, labels.pg(c), 'PostgreSQL not installed', TARGETS.pg));
+    }
+    metrics.push(ratioOf('signing', labels.signing, TARGETS.signing, 'raw', SIGNING_CONCURRENCY, 'unsigned', SIGNING_CONCURRENCY));
+
+    // Latency: fresh databases, a receiver that records arrival times.
+    const recorder = await startBare({ name: 'recorder', dir, cpu: CLIENT_CPU, env: { BARE_TLS_CERT: tls.cert, BARE_TLS_KEY: tls.key, BARE_RECORD_EVENTS: '1' } });
+    started.push(recorder);
+    const latencyDir = path.join(dir, 'latency');
+    fs.mkdirSync(latencyDir);
+    const latencyEnv = webhookEnv(latencyDir, `sqlite:${path.join(latencyDir, 'bench.sqlite3')}`);
+    const latencyBase = { ...base, receiverUrl: recorder.url, seconds: plan.quick ? 1 : 5, serverPids: [recorder.pid] };
+    const latencyMetric = (id: string, label: string, target: Target, line: Line, mode: string): Metric =>
+      judge({
+        id,
+        label,
+        value: line.p99Ms,
+        unit: 'ms',
+        baseline: null,
+        ratio: null,
+        rounds: line.otherCores <= CONTENTION_LIMIT_CORES ? 1 : 0,
+        dropped: line.otherCores <= CONTENTION_LIMIT_CORES ? 0 : 1,
+        target,
+        note: `${mode}; p50 ${line.p50Ms?.toFixed(2)} ms, max ${line.maxMs?.toFixed(1)} ms over ${line.events} events`,
+        details: line,
+      });
+    for (const line of await child(plan, latencyEnv, { ...latencyBase, mode: 'latency', rates: [100, 1000] })) {
+      metrics.push(latencyMetric(`latency_${line.rate}`, labels.latency(line.rate), TARGETS.latency, line, 'embedded'));
+    }
+    const [burst] = await child(plan, latencyEnv, { ...latencyBase, mode: 'burst', burst: BURST_RUN });
+    metrics.push(
+      judge({
+        id: 'burst',
+        label: labels.burst,
+        value: burst.completedMs,
+        unit: 'ms',
+        baseline: null,
+        ratio: null,
+        rounds: burst.otherCores <= CONTENTION_LIMIT_CORES ? 1 : 0,
+        dropped: burst.otherCores <= CONTENTION_LIMIT_CORES ? 0 : 1,
+        target: TARGETS.burst,
+        note: `dispatch of all ${BURST_RUN} took ${burst.dispatchedMs.toFixed(0)} ms of it`,
+        details: burst,
+      }),
+    );
+
+    // Distributed: dispatch in one process, a `svc worker` process delivers (LISTEN/NOTIFY wake-up).
+    if (postgres) {
+      const distDir = path.join(dir, 'distributed');
+      fs.mkdirSync(distDir);
+      const env = webhookEnv(distDir, await postgres.createDatabase('distributed'));
+      run(NODE, [path.join(ROOT, 'dist/main.js'), 'migrate'], { env });
+      const worker = await startProcess({
+        name: 'svc-worker',
+        command: NODE,
+        args: [path.join(ROOT, 'dist/main.js'), 'worker'],
+        env,
+        cpu: SERVER_CPU,
+        logFile: path.join(distDir, 'worker.log'),
+        ready: (log) => log.includes('svc worker running'),
+      });
+      started.push(worker);
+      for (const line of await child(plan, env, { ...latencyBase, mode: 'dispatch', rates: [100] })) {
+        metrics.push(latencyMetric(`distributed_${line.rate}`, labels.distributed(line.rate), TARGETS.distributed, line, 'distributed'));
+      }
+    } else {
+      metrics.push(notAvailable('distributed_100', labels.distributed(100), 'PostgreSQL not installed', TARGETS.distributed));
+    }
+    return metrics;
+  } finally {
+    for (const s of started.reverse()) await s.stop();
+  }
 }

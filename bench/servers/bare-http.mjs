@@ -16,15 +16,27 @@ const postResponse = Buffer.from(process.env.BARE_POST_RESPONSE ?? '');
 const getHeaders = { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length };
 const postHeaders = { 'content-type': 'text/plain', 'content-length': postResponse.length };
 let received = 0;
+// Latency benchmarks: the arrival time of each webhook event id (a clock shared by processes).
+const arrivals = process.env.BARE_RECORD_EVENTS === '1' ? new Map() : null;
 
 function handle(req, res) {
   if (req.method === 'POST') {
     req.on('data', () => {});
     req.on('end', () => {
       received++;
+      if (arrivals) {
+        const id = req.headers['x-service-event-id'];
+        if (id && !arrivals.has(id)) arrivals.set(id, performance.timeOrigin + performance.now());
+      }
       res.writeHead(200, postHeaders);
       res.end(postResponse);
     });
+    return;
+  }
+  if (req.url === '/__events') {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(arrivals ? Object.fromEntries(arrivals) : {}));
+    arrivals?.clear();
     return;
   }
   if (req.url === '/__count') {

@@ -1,0 +1,256 @@
+// In-process webhook benchmarks, run as a child of bench/run.ts pinned to the server CPU, against
+// an HTTPS POST sink (bench/servers/bare-http.mjs) pinned to the other CPU. One JSON config as the
+// argument; one "BENCH_RESULT {json}" line per measurement on stdout.
+//   engine          deliveries/s of one worker (the service's own loop) at each concurrency
+//   raw             deliveries/s of a bare undici.request POST loop at the same concurrencies
+//                   (signed like the engine, or unsigned: `unsigned: true`)
+//   latency         embedded mode: dispatch() at a paced rate while the in-process worker runs;
+//                   event committed → the receiver has its first attempt
+//   burst           embedded mode: 10,000 events dispatched at once → every first attempt done
+//   dispatch        distributed mode: dispatch() only; a separate `svc worker` process delivers
+import fs from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Agent, request } from 'undici';
+import { createUser } from '../../src/accounts/users.ts';
+import type { AppContext } from '../../src/app-context.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createContext } from '../../src/context.ts';
+import { migrateToLatest } from '../../src/db/migrate.ts';
+import { createTeam } from '../../src/teams/teams.ts';
+import { webhookDeliveryTask } from '../../src/webhooks/delivery-worker.ts';
+import { dispatch } from '../../src/webhooks/dispatch.ts';
+import { USER_AGENT } from '../../src/webhooks/http-client.ts';
+import { hmacKey, signatureHeader } from '../../src/webhooks/signing.ts';
+import { AddressGuard } from '../../src/webhooks/ssrf.ts';
+import { createSubscription } from '../../src/webhooks/subscriptions.ts';
+import { startWorker } from '../../src/worker/worker.ts';
+import { CpuProbe } from '../lib/proc.ts';
+import { percentile } from '../lib/stats.ts';
+
+interface Config {
+  mode: 'engine' | 'raw' | 'latency' | 'burst' | 'dispatch';
+  receiverUrl: string;
+  caFile: string;
+  concurrencies?: number[];
+  seconds: number;
+  warmupSeconds: number;
+  unsigned?: boolean;
+  rates?: number[];
+  burst?: number;
+  /** For the engine: the receiver's pid and the database's (their CPU is not "other"). */
+  serverPids?: number[];
+}
+
+const config = JSON.parse(process.argv[2]) as Config;
+const ca = fs.readFileSync(config.caFile);
+const EVENT_TYPE = 'team.member.added' as const;
+const now = () => performance.timeOrigin + performance.now();
+const emit = (line: Record<string, unknown>) => process.stdout.write(`BENCH_RESULT ${JSON.stringify(line)}\n`);
+
+const control = new Agent({ connect: { ca } });
+async function receiver(path: string): Promise<unknown> {
+  const response = await request(`${config.receiverUrl}${path}`, { dispatcher: control });
+  return response.body.json();
+}
+
+/** The service side: database, one team and one subscription to the receiver (created once). */
+async function setup(): Promise<{ ctx: AppContext; teamId: string; secret: string | null }> {
+  const ctx = createContext(loadConfig(process.env));
+  await migrateToLatest(ctx.db);
+  const url = `${config.receiverUrl}/hook`;
+  const existing = await ctx.db.kysely.selectFrom('webhook_subscriptions').select(['team_id']).where('url', '=', url).executeTakeFirst();
+  if (existing) return { ctx, teamId: existing.team_id, secret: null };
+  const ownerId = await createUser(ctx.db.kysely, { email: `bench-owner-${randomUUID()}@example.com`, password: 'bench password that is long enough', verified: true });
+  const team = await createTeam(ctx.db.kysely, { name: 'Bench team', ownerId });
+  const { secret } = await createSubscription(ctx, new AddressGuard(ctx.config.webhooks), team.id, { url, events: ['*'] });
+  return { ctx, teamId: team.id, secret };
+}
+
+const eventData = (i: number) => ({ user_id: 1000 + (i % 1000), role: 'member', added_at: new Date().toISOString() });
+
+/** Dispatches `count` events in transactions of `perTransaction`, as business code would. */
+async function dispatchMany(ctx: AppContext, teamId: string, count: number, perTransaction = 500): Promise<string[]> {
+  const ids: string[] = [];
+  for (let done = 0; done < count; ) {
+    const n = Math.min(perTransaction, count - done);
+    await ctx.db.kysely.transaction().execute(async (trx) => {
+      for (let i = 0; i < n; i++) ids.push((await dispatch(ctx, trx, teamId, EVENT_TYPE, eventData(done + i)))!.id);
+    });
+    done += n;
+  }
+  return ids;
+}
+
+async function countRows(ctx: AppContext, statuses: string[]): Promise<number> {
+  const row = await ctx.db.kysely
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('status', 'in', statuses as never[])
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+async function assertNoFailures(ctx: AppContext) {
+  const failed = await countRows(ctx, ['failed', 'dead_letter']);
+  if (failed > 0) {
+    const sample = await ctx.db.kysely.selectFrom('webhook_deliveries').select(['status', 'status_code', 'response_body']).where('status', '<>', 'success').where('status', '<>', 'pending').limit(3).execute();
+    throw new Error(`${failed} deliveries failed: ${JSON.stringify(sample)}`);
+  }
+}
+
+async function engine() {
+  const { ctx, teamId } = await setup();
+  let lastRate = 2000;
+  for (const concurrency of config.concurrencies!) {
+    // Enough due rows that the worker never runs dry during the measurement.
+    const wanted = Math.max(5000, Math.ceil(lastRate * (config.seconds + config.warmupSeconds) * 1.5));
+    const pending = await countRows(ctx, ['pending']);
+    if (pending < wanted) await dispatchMany(ctx, teamId, wanted - pending);
+    ctx.config.webhooks.concurrency = concurrency;
+    const worker = startWorker(ctx, [webhookDeliveryTask({ ca })]);
+    await sleep(config.warmupSeconds * 1000);
+    const before = (await receiver('/__count')) as number;
+    const probe = new CpuProbe(config.serverPids ?? []).start();
+    const t0 = performance.now();
+    await sleep(config.seconds * 1000);
+    const after = (await receiver('/__count')) as number;
+    const seconds = (performance.now() - t0) / 1000;
+    const cpu = probe.stop();
+    await worker.stop();
+    await assertNoFailures(ctx);
+    lastRate = (after - before) / seconds;
+    emit({ concurrency, rate: lastRate, otherCores: cpu.otherCores });
+  }
+  await ctx.db.close();
+}
+
+async function raw() {
+  // The same body, headers and signature as the engine sends, minus everything else it does.
+  const secret = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64');
+  const key = hmacKey(secret);
+  const payload = JSON.stringify({ id: `evt_${randomUUID()}`, type: EVENT_TYPE, api_version: 'v1', created_at: new Date().toISOString(), team_id: randomUUID(), data: eventData(1) });
+  const url = `${config.receiverUrl}/hook`;
+  for (const concurrency of config.concurrencies!) {
+    const agent = new Agent({ keepAliveTimeout: 30_000, connect: { ca } });
+    let completed = 0;
+    let stop = false;
+    const loop = async () => {
+      while (!stop) {
+        const headers: Record<string, string> = {
+          'content-type': 'application/json',
+          'user-agent': USER_AGENT,
+          'x-service-event': EVENT_TYPE,
+          'x-service-event-id': 'evt_bench',
+          'x-service-attempt': '1',
+        };
+        if (!config.unsigned) headers['x-service-signature'] = signatureHeader([key], Math.floor(Date.now() / 1000), payload);
+        const response = await request(url, { method: 'POST', headers, body: payload, dispatcher: agent });
+        await response.body.text();
+        if (response.statusCode !== 200) throw new Error(`raw POST → ${response.statusCode}`);
+        completed++;
+      }
+    };
+    const loops = Array.from({ length: concurrency }, loop);
+    await sleep(config.warmupSeconds * 1000);
+    const before = completed;
+    const probe = new CpuProbe(config.serverPids ?? []).start();
+    const t0 = performance.now();
+    await sleep(config.seconds * 1000);
+    const rate = (completed - before) / ((performance.now() - t0) / 1000);
+    const cpu = probe.stop();
+    stop = true;
+    await Promise.all(loops);
+    await agent.close();
+    emit({ concurrency, rate, otherCores: cpu.otherCores });
+  }
+}
+
+/** Dispatches at `rate` events/s for `seconds`, one transaction per event; returns id → commit time. */
+async function paced(ctx: AppContext, teamId: string, rate: number, seconds: number): Promise<Map<string, number>> {
+  const committed = new Map<string, number>();
+  const total = Math.round(rate * seconds);
+  const start = performance.now();
+  for (let i = 0; i < total; ) {
+    const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * rate) + 1);
+    for (; i < due; i++) {
+      const event = await ctx.db.kysely.transaction().execute((trx) => dispatch(ctx, trx, teamId, EVENT_TYPE, eventData(i)));
+      committed.set(event!.id, now());
+    }
+    const next = start + (i / rate) * 1000;
+    const wait = next - performance.now();
+    if (wait > 0) await sleep(wait);
+  }
+  return committed;
+}
+
+/** Waits until the receiver has every event; returns per-event latency (ms) from commit to arrival. */
+async function arrivals(committed: Map<string, number>, timeoutMs: number): Promise<{ latencies: number[]; lastArrival: number }> {
+  const seen = new Map<string, number>();
+  const deadline = Date.now() + timeoutMs;
+  while (seen.size < committed.size) {
+    for (const [id, at] of Object.entries((await receiver('/__events')) as Record<string, number>)) if (committed.has(id)) seen.set(id, at);
+    if (seen.size >= committed.size) break;
+    if (Date.now() > deadline) throw new Error(`only ${seen.size} of ${committed.size} events arrived within ${timeoutMs} ms`);
+    await sleep(20);
+  }
+  const latencies = [...committed].map(([id, at]) => seen.get(id)! - at);
+  return { latencies, lastArrival: Math.max(...seen.values()) };
+}
+
+const summary = (latencies: number[]) => ({
+  events: latencies.length,
+  p50Ms: percentile(latencies, 50),
+  p99Ms: percentile(latencies, 99),
+  maxMs: Math.max(...latencies),
+});
+
+async function latency(embedded: boolean) {
+  const { ctx, teamId } = await setup();
+  const worker = embedded ? startWorker(ctx, [webhookDeliveryTask({ ca })]) : null;
+  await receiver('/__events');
+  // Warm-up: connections, JIT, prepared statements.
+  await arrivals(await paced(ctx, teamId, 100, config.warmupSeconds), 30_000);
+  for (const rate of config.rates ?? []) {
+    const probe = new CpuProbe(config.serverPids ?? []).start();
+    const committed = await paced(ctx, teamId, rate, config.seconds);
+    const { latencies } = await arrivals(committed, 30_000);
+    const cpu = probe.stop();
+    emit({ rate, ...summary(latencies), otherCores: cpu.otherCores });
+  }
+  await worker?.stop();
+  await assertNoFailures(ctx);
+  await ctx.db.close();
+}
+
+async function burst() {
+  const { ctx, teamId } = await setup();
+  const worker = startWorker(ctx, [webhookDeliveryTask({ ca })]);
+  await receiver('/__events');
+  await arrivals(await paced(ctx, teamId, 100, config.warmupSeconds), 30_000);
+  const probe = new CpuProbe(config.serverPids ?? []).start();
+  const t0 = now();
+  const committed = new Map<string, number>();
+  // As a busy API would: many small transactions back to back, the worker running meanwhile.
+  for (const id of await dispatchMany(ctx, teamId, config.burst!, 100)) committed.set(id, t0);
+  const dispatchedMs = now() - t0;
+  const { lastArrival } = await arrivals(committed, 60_000);
+  const cpu = probe.stop();
+  await worker.stop();
+  await assertNoFailures(ctx);
+  const attempted = await countRows(ctx, ['success']);
+  emit({ events: committed.size, dispatchedMs, completedMs: lastArrival - t0, successRows: attempted, otherCores: cpu.otherCores });
+  await ctx.db.close();
+}
+
+try {
+  if (config.mode === 'engine') await engine();
+  else if (config.mode === 'raw') await raw();
+  else if (config.mode === 'latency') await latency(true);
+  else if (config.mode === 'dispatch') await latency(false);
+  else if (config.mode === 'burst') await burst();
+  await control.close();
+} catch (error) {
+  process.stderr.write(`${(error as Error).stack ?? error}\n`);
+  process.exit(1);
+}
