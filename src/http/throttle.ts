@@ -91,8 +91,9 @@ export class Throttle {
     const fallbacks = {} as Record<ThrottleKind, RateLimiterAbstract>;
     this.#fallbacks = fallbacks;
     const redisLimiter = (kind: ThrottleKind) => {
-      const insurance = memoryLimiter(kind, this.#specs[kind], new InsuranceLimiter({ points: 1, duration: 1 }));
-      (insurance as InsuranceLimiter).onUse = () => this.#fallbackUsed();
+      const spec = this.#specs[kind];
+      const insurance = new InsuranceLimiter({ keyPrefix: kind, points: spec.limit, duration: spec.windowSeconds });
+      insurance.onUse = () => this.#fallbackUsed();
       fallbacks[kind] = insurance;
       return new RateLimiterRedis({
         storeClient: redis,
@@ -212,13 +213,7 @@ export class Throttle {
   }
 }
 
-function memoryLimiter(kind: ThrottleKind, spec: RateSpec, into?: RateLimiterMemory): RateLimiterMemory {
-  if (into) {
-    into.points = spec.limit;
-    into.duration = spec.windowSeconds;
-    into.keyPrefix = kind;
-    return into;
-  }
+function memoryLimiter(kind: ThrottleKind, spec: RateSpec): RateLimiterMemory {
   return new RateLimiterMemory({ keyPrefix: kind, points: spec.limit, duration: spec.windowSeconds });
 }
 
