@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext, TypedApp } from '../app-context.ts';
+import { CursorPageOf, CursorQuery, cursorPage } from '../http/cursor.ts';
 import { pageEnvelope, pageRequest } from '../http/pagination.ts';
 import { badRequest, conflict, forbidden, notFound } from '../http/problem.ts';
 import { DateTime, PageOf, PageQuery, ProblemRef, authErrors } from '../http/schemas.ts';
@@ -13,7 +14,6 @@ import { nowIso } from '../util/time.ts';
 import { WAKE_CHANNEL } from './dispatch.ts';
 import { API_VERSION, EVENT_NAMES } from './events.ts';
 import { warnIfGuardRelaxed } from './log.ts';
-import { LOG_PAGE_SIZE, logPage, readLogCursor } from './log-cursor.ts';
 import { RetryRefused, retryDeadLetter } from './queue.ts';
 import { AddressGuard } from './ssrf.ts';
 import {
@@ -75,7 +75,7 @@ const EventsField = Type.Array(Type.String({ maxLength: 200 }), { maxItems: 100,
 const CreateBody = Type.Object({ url: UrlField, events: EventsField });
 const PatchBody = Type.Object({ url: Type.Optional(UrlField), events: Type.Optional(EventsField), is_active: Type.Optional(Type.Boolean()) });
 const LogQuery = Type.Object({
-  cursor: Type.Optional(Type.String()),
+  ...CursorQuery.properties,
   status: Type.Optional(DeliveryStatus),
   event_type: Type.Optional(Type.String()),
   event_id: Type.Optional(Type.String()),
@@ -270,16 +270,12 @@ export function registerWebhookRoutes(app: TypedApp, ctx: AppContext) {
       config: { scopes: READ },
       schema: {
         operationId: 'listWebhookLogs',
-        summary: 'Delivery log, newest first, cursor-paginated (50 per page)',
+        summary: 'Delivery log, newest attempt first, cursor-paginated (page_size 50 by default, at most 200)',
         tags: TAGS,
         params: SubscriptionParams,
         querystring: LogQuery,
         response: {
-          200: Type.Object({
-            next: Type.Union([Type.String({ format: 'uri' }), Type.Null()]),
-            previous: Type.Union([Type.String({ format: 'uri' }), Type.Null()]),
-            results: Type.Array(Type.Ref('WebhookDeliveryLogEntry')),
-          }),
+          200: CursorPageOf(Type.Ref('WebhookDeliveryLogEntry')),
           ...authErrors,
           ...notFoundResponse,
         },
@@ -287,8 +283,7 @@ export function registerWebhookRoutes(app: TypedApp, ctx: AppContext) {
     },
     async (request) => {
       const row = await managedSubscription(request, request.params);
-      const { cursor: cursorText, status, event_type, event_id } = request.query;
-      const cursor = readLogCursor(cursorText);
+      const { status, event_type, event_id } = request.query;
       let query = db.kysely
         .selectFrom('webhook_deliveries')
         .select(['id', 'subscription_id', 'event_id', 'event_type', 'payload', 'attempt', 'next_retry_at', 'status_code', 'response_body', 'duration_ms', 'created_at', 'status'])
@@ -296,14 +291,8 @@ export function registerWebhookRoutes(app: TypedApp, ctx: AppContext) {
       if (status) query = query.where('status', '=', status);
       if (event_type) query = query.where('event_type', '=', event_type);
       if (event_id) query = query.where('event_id', '=', event_id);
-      if (cursor?.direction === 'previous') query = query.where('id', '>', cursor.id).orderBy('id', 'asc');
-      else {
-        if (cursor) query = query.where('id', '<', cursor.id);
-        query = query.orderBy('id', 'desc');
-      }
-      const fetched = (await query.limit(LOG_PAGE_SIZE + 1).execute()) as LogRow[];
-      const page = logPage(config.baseUrl, request, cursor, fetched.map((r) => ({ ...r, id: Number(r.id) })));
-      return { ...page, results: page.results.map(logView) };
+      const page = await cursorPage({ request, query, baseUrl: config.baseUrl, secret: config.secretKey! });
+      return { ...page, results: page.results.map((entry) => logView(entry as LogRow)) };
     },
   );
 

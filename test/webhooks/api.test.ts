@@ -168,7 +168,7 @@ describe('webhook subscriptions API', () => {
     });
   });
 
-  it('logs: cursor pagination newest first, filters, invalid cursor 404', async () => {
+  it('logs: cursor pagination newest first, filters, invalid cursor 400', async () => {
     const sub = await f.createSubscription(HOOK, ['*'], (await t.team(f.owner.id)).id);
     const rows = Array.from({ length: 120 }, (_, i) => ({
       subscription_id: sub.id,
@@ -206,7 +206,13 @@ describe('webhook subscriptions API', () => {
     assert.ok(filtered.results.every((r: { status: string; event_type: string }) => r.status === 'success' && r.event_type === 'team.member.added'));
     const one = (await t.inject({ url: path(teamOf, `${sub.id}/logs/?event_id=evt_7`), headers: bearer(f.token) })).json();
     assert.deepEqual(one.results.map((r: { event_id: string }) => r.event_id), ['evt_7']);
-    assert.equal((await t.inject({ url: path(teamOf, `${sub.id}/logs/?cursor=garbage`), headers: bearer(f.token) })).statusCode, 404);
+    assert.equal((await t.inject({ url: path(teamOf, `${sub.id}/logs/?cursor=garbage`), headers: bearer(f.token) })).statusCode, 400);
+    // A cursor of another subscription's log is refused, not followed.
+    const otherSub = await f.createSubscription(HOOK, ['*'], teamOf);
+    const cursor = new URL(page1.next).searchParams.get('cursor')!;
+    assert.equal((await t.inject({ url: path(teamOf, `${otherSub.id}/logs/?cursor=${cursor}`), headers: bearer(f.token) })).statusCode, 400);
+    const small = (await t.inject({ url: path(teamOf, `${sub.id}/logs/?page_size=7`), headers: bearer(f.token) })).json();
+    assert.equal(small.results.length, 7);
     assert.equal((await t.inject({ url: path(teamOf, `${sub.id}/logs/?status=bogus`), headers: bearer(f.token) })).statusCode, 400);
   });
 

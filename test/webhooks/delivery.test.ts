@@ -49,10 +49,10 @@ describe('webhook delivery', () => {
       ['team.invitation.created', { invitation_id: 'inv_1', email: 'x@example.com', role: 'admin' }],
       ['user.profile.updated', { user_id: 7, updated_at: '2026-01-01T00:00:00.000Z' }],
     ] as const;
-    const ids = [];
+    const ids: (string | null)[] = [];
     for (const [type, data] of events) ids.push(await f.emit(type, { ...data }, teamId));
     const got = await r.waitFor(3);
-    const byId = new Map(got.map((g) => [JSON.parse(g.body).id, g]));
+    const byId = new Map(got.map((g) => [JSON.parse(g.body).id as string | null, g] as const));
     for (const [i, [type, data]] of events.entries()) {
       const g = byId.get(ids[i])!;
       assert.ok(g, `event ${type} received`);
@@ -242,14 +242,15 @@ describe('webhook delivery', () => {
     const r = await receiver();
     const teamId = await team();
     const sub = await f.createSubscription(r.url, ['*'], teamId);
-    let deleted: Promise<unknown> | null = null;
+    let deleted: Promise<{ statusCode: number; body: string }> | undefined;
     r.answer = () => {
       deleted ??= f.t.inject({ method: 'DELETE', url: `/api/v1/teams/${teamId}/webhooks/${sub.id}/`, headers: bearer(f.token) });
       return { status: 500 };
     };
     await f.emit('team.member.added', memberAdded, teamId);
     await r.waitFor(1);
-    assert.equal(((await deleted) as { statusCode: number }).statusCode, 204, ((await deleted) as { body: string }).body);
+    const answer = await deleted!;
+    assert.equal(answer.statusCode, 204, answer.body);
     await new Promise((resolve) => setTimeout(resolve, 1500));
     assert.equal(r.received.length, 1);
     assert.equal((await f.deliveries(sub.id)).length, 0);

@@ -40,7 +40,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   // The queue: due pending rows, oldest first. Partial, so it stays as small as the backlog.
   await sql`create index webhook_deliveries_due_idx on webhook_deliveries (next_retry_at) where status = 'pending'`.execute(db);
-  await db.schema.createIndex('webhook_deliveries_subscription_idx').on('webhook_deliveries').columns(['subscription_id', 'id']).execute();
+  // The log API pages by (created_at, id) within a subscription.
+  await db.schema.createIndex('webhook_deliveries_subscription_idx').on('webhook_deliveries').columns(['subscription_id', 'created_at', 'id']).execute();
   await db.schema.createIndex('webhook_deliveries_event_idx').on('webhook_deliveries').columns(['subscription_id', 'event_id']).execute();
   await db.schema.createIndex('webhook_deliveries_created_idx').on('webhook_deliveries').column('created_at').execute();
 }
