@@ -24,9 +24,12 @@ export interface OutgoingMail {
 type OutboxRow = Selectable<MailOutboxTable>;
 
 /** Rows claimed per round; their recipients are looked up in one guard query. */
-const BATCH_SIZE = 50;
-/** A claimed row whose worker died is taken again after this long (longer than any SMTP timeout). */
-const LEASE_SECONDS = 300;
+const BATCH_SIZE = 25;
+/**
+ * A claimed row whose worker died is taken again after this long. It outlasts a whole batch at the SMTP
+ * transport's worst case (25 × (10 s connect + 10 s greeting + 30 s socket)), so a slow batch is never sent twice.
+ */
+const LEASE_SECONDS = 1800;
 const POLL_MS = 1000;
 /** Finished rows (their bodies hold verification and reset links) are kept this long, then deleted. */
 export const OUTBOX_RETENTION_DAYS = 30;
