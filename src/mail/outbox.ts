@@ -148,8 +148,12 @@ async function sendOne(ctx: AppContext, row: OutboxRow, guarded: GuardedRecipien
       text: row.body_text,
       html: row.body_html,
     });
+    const rejected = result.rejected ?? [];
+    if (rejected.length > 0) log.warn({ mail_id: row.id, rejected }, 'mail server refused some recipients');
     await finish(ctx, row.id, {
       status: 'sent',
+      // Sent to the others; the refused ones are kept for the record.
+      error: rejected.length > 0 ? `refused by the mail server: ${rejected.join(', ')}`.slice(0, MAX_ERROR_LENGTH) : null,
       suppressed_recipients: suppressed,
       transport_message_id: result.messageId,
       sent_at: nowIso(),

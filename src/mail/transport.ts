@@ -22,6 +22,8 @@ export interface ComposedMail {
 
 export interface SendResult {
   messageId: string;
+  /** Recipients the server refused while accepting the message for the others. */
+  rejected?: string[];
   /** The development transport's file. */
   file?: string;
 }
@@ -115,7 +117,9 @@ export class SmtpTransport implements MailTransport {
 
   async send(mail: ComposedMail): Promise<SendResult> {
     const info = await this.#transport.sendMail({ ...baseMessage(mail), text: mail.text });
-    return { messageId: info.messageId };
+    // nodemailer lists refused recipients as strings or as address objects, depending on the version.
+    const rejected = ((info.rejected ?? []) as (string | { address: string })[]).map((r) => (typeof r === 'string' ? r : r.address));
+    return { messageId: info.messageId, rejected };
   }
 
   close() {

@@ -161,6 +161,16 @@ describe('mail outbox with the development file transport', () => {
     assert.deepEqual((await outbox(t)).map((r) => r.subject), ['New', 'Waiting']);
   });
 
+  it('two senders running at once send each message exactly once', async () => {
+    for (let i = 0; i < 60; i++) await queueMail(t.ctx, t.ctx.db.kysely, { to: `n${i}@example.com`, subject: `N${i}`, text: 'x' });
+    const counts = await Promise.all([sendQueuedMail(t.ctx), sendQueuedMail(t.ctx), sendQueuedMail(t.ctx)]);
+    assert.equal(counts.reduce((a, b) => a + b, 0), 60);
+    const subjects = readMailbox(t.env.SERVICE_DATA_DIR).map((m) => m.headers.get('subject'));
+    assert.equal(subjects.length, 60);
+    assert.equal(new Set(subjects).size, 60);
+    assert.ok((await outbox(t)).every((r) => r.status === 'sent'));
+  });
+
   it('queueMail refuses a message without recipients', async () => {
     await assert.rejects(queueMail(t.ctx, t.ctx.db.kysely, { to: [], subject: 'x', text: 'x' }), TypeError);
   });
@@ -233,5 +243,16 @@ describe('mail outbox with SMTP', () => {
     assert.deepEqual(received[0].rcpt, ['ok@example.com']);
     assert.match(received[0].data, /^From: Example <no-reply@example\.com>$/m);
     assert.match(received[0].data, /hello over smtp/);
+  });
+
+  it('a recipient refused while others are accepted is recorded on the sent row', async () => {
+    await t.ctx.db.kysely.deleteFrom('mail_outbox').execute();
+    received.length = 0;
+    await queueMail(t.ctx, t.ctx.db.kysely, { to: ['ok2@example.com', 'reject2@example.com'], subject: 'Partly', text: 'x' });
+    assert.equal(await sendQueuedMail(t.ctx), 1);
+    const [row] = await outbox(t);
+    assert.equal(row.status, 'sent');
+    assert.equal(row.error, 'refused by the mail server: reject2@example.com');
+    assert.deepEqual(received[0].rcpt, ['ok2@example.com']);
   });
 });
