@@ -174,6 +174,31 @@ describe('mail-provider intake: accepted notifications', () => {
   });
 });
 
+describe('mail-provider intake over a real socket', () => {
+  it('accepts a notification posted the way SNS posts it, and answers 413 to an oversized body', async () => {
+    const base = await t.listen();
+    const message = notification(fixture('bounce-permanent-with-dsn.json'), pki.signing.privateKey);
+    const res = await fetch(base + PATH, {
+      method: 'POST',
+      headers: {
+        'content-type': 'text/plain; charset=UTF-8',
+        'x-amz-sns-message-type': 'Notification',
+        'x-amz-sns-message-id': message.MessageId,
+        'x-amz-sns-topic-arn': TOPIC,
+        'user-agent': 'Amazon Simple Notification Service Agent',
+      },
+      body: JSON.stringify(message),
+    });
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { status: 'recorded' });
+    assert.equal((await events()).length, 1);
+
+    const big = await fetch(base + PATH, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x'.repeat(600 * 1024) });
+    assert.equal(big.status, 413);
+    assert.equal((await big.json()).status, 413);
+  });
+});
+
 describe('mail-provider intake: release semantics', () => {
   const bounceAt = (email: string, at: Date) => {
     const inner = fixture('event-publishing-bounce-permanent.json') as { bounce: { timestamp: string; bouncedRecipients: { emailAddress: string }[] }; mail: { destination: string[] } };
