@@ -51,16 +51,14 @@ export function registerInvitationPages(app: FastifyInstance, ctx: AppContext) {
       state = row?.email_verified_at ? 'accept' : 'unverified';
     }
     return {
-      data: {
-        title: `Join ${invitation.team.name}`,
-        invitation,
-        state,
-        hasAccount,
-        path: pagePath(token),
-        loginUrl: `/accounts/login/?next=${encodeURIComponent(pagePath(token))}`,
-        minLength: MIN_PASSWORD_LENGTH,
-        error,
-      },
+      title: `Join ${invitation.team.name}`,
+      invitation,
+      state,
+      hasAccount,
+      path: pagePath(token),
+      loginUrl: `/accounts/login/?next=${encodeURIComponent(pagePath(token))}`,
+      minLength: MIN_PASSWORD_LENGTH,
+      error,
     };
   }
 
@@ -71,7 +69,7 @@ export function registerInvitationPages(app: FastifyInstance, ctx: AppContext) {
       const token = tokenOf(request);
       const invitation = await openOrError(token);
       if (invitation instanceof TeamError) return renderError(reply, invitation.code === 'gone' ? 410 : 404, invitation.message);
-      const { data } = await show(request, invitation, token);
+      const data = await show(request, invitation, token);
       return renderPage(reply, 'teams/views/invitation', data);
     });
 
@@ -93,7 +91,7 @@ export function registerInvitationPages(app: FastifyInstance, ctx: AppContext) {
       const password = formString(request, 'password', { trim: false, max: 2000 });
       const problem = passwordProblem(password, invitation.email);
       if (problem) {
-        const { data } = await show(request, invitation, token, problem);
+        const data = await show(request, invitation, token, problem);
         return renderPage(reply, 'teams/views/invitation', data, { status: 400 });
       }
       let userId: number;
@@ -102,7 +100,7 @@ export function registerInvitationPages(app: FastifyInstance, ctx: AppContext) {
       } catch (error) {
         if (!(error instanceof UserError)) throw error;
         // Lost a race with another sign-up for the address: log in instead.
-        const { data } = await show(request, invitation, token, 'An account with this address already exists: log in to accept.');
+        const data = await show(request, invitation, token, 'An account with this address already exists: log in to accept.');
         return renderPage(reply, 'teams/views/invitation', data, { status: 409 });
       }
       await startSession(ctx, request, reply, userId, 'full');
