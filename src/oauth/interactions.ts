@@ -38,6 +38,18 @@ export function registerInteractionPages(app: TypedApp, ctx: AppContext, server:
     return seeOther(reply, returnTo);
   }
 
+  /**
+   * The login step's way back. The browser arrives here at the end of the login form's redirect
+   * chain, and the authorization may go straight on to the client (consent already given): the
+   * login page's CSP (form-action 'self') would stop that chain at the client's origin. A Refresh
+   * navigation starts a new chain, which that policy does not govern.
+   */
+  async function finishLogin(request: FastifyRequest, reply: FastifyReply, userId: number) {
+    const returnTo = await provider.interactionResult(request.raw, reply.raw, { login: { accountId: String(userId) } }, { mergeWithLastSubmission: false });
+    reply.header('Refresh', `0;url=${returnTo}`);
+    return renderPage(reply, 'oauth/views/continue', { title: 'Signed in', href: returnTo });
+  }
+
   /** Missing scopes per prompt details, as the library reports them (OIDC level and per resource). */
   function missingScopes(details: Details) {
     const info = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
@@ -68,13 +80,11 @@ export function registerInteractionPages(app: TypedApp, ctx: AppContext, server:
       if (!details) return renderError(reply, 400, EXPIRED, '/accounts/profile/');
       const user = await sessionUser(ctx, request);
       if (!user) return redirectToLogin(reply, interactionPath(details.uid));
-      if (details.prompt.name === 'login') {
-        return finish(request, reply, { login: { accountId: String(user.id) } });
-      }
+      if (details.prompt.name === 'login') return finishLogin(request, reply, user.id);
       if (details.prompt.name !== 'consent') return renderError(reply, 400, EXPIRED);
       if (details.session?.accountId !== String(user.id)) {
-        // Another user logged in since the provider session began: start the login prompt over.
-        return finish(request, reply, { login: { accountId: String(user.id) } });
+        // Another user logged in since the provider session began: sign the provider session in as them.
+        return finishLogin(request, reply, user.id);
       }
       if (details.deviceCode) {
         return finish(request, reply, { consent: { grantId: await approve(details, user.id) } });

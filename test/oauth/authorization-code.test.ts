@@ -146,6 +146,30 @@ describe('OAuth authorization code + PKCE', () => {
     assert.ok(callback.received.at(-1)!.searchParams.get('code'));
   });
 
+  it('in a new browser session: log in again, the remembered consent is not asked again', async () => {
+    const person = await t.user();
+    const run = async (consent: boolean) => {
+      const fresh = await browser.newContext();
+      const tab = await fresh.newPage();
+      const before = callback.received.length;
+      await tab.goto(authorizeUrl({ scope: 'read:profile', state: 'again', code_challenge: pkce().challenge, code_challenge_method: 'S256' }));
+      assert.equal(new URL(tab.url()).pathname, '/accounts/login/');
+      if (consent) {
+        await logIn(tab, person.email);
+        await Promise.all([tab.waitForURL((url) => url.href.startsWith(callback.url)), tab.click('#approve')]);
+      } else {
+        // Login's redirect chain goes straight on to the client.
+        await Promise.all([tab.waitForURL((url) => url.href.startsWith(callback.url)), logIn(tab, person.email)]);
+      }
+      assert.equal(callback.received.length, before + 1);
+      assert.equal(callback.received.at(-1)!.searchParams.get('state'), 'again');
+      assert.ok(callback.received.at(-1)!.searchParams.get('code'));
+      await fresh.close();
+    };
+    await run(true);
+    await run(false);
+  });
+
   it('a wrong verifier is refused', async () => {
     const { challenge } = pkce();
     const back = await authorize({ code_challenge: challenge, code_challenge_method: 'S256' });
