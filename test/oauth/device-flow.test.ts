@@ -158,4 +158,43 @@ describe('OAuth device flow', () => {
     assert.equal(refreshAfterRevoke.body.error, 'invalid_grant');
     await context.close();
   });
+  it('deny on the confirmation page: the device gets access_denied', async () => {
+    const started = await startDevice();
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(started.verification_uri_complete);
+    await logIn(page, user.email);
+    await page.waitForSelector('#deny');
+    await Promise.all([page.waitForLoadState('load'), page.click('#deny')]);
+    assert.match((await page.locator('main').textContent()) ?? '', /not connected/);
+    await context.close();
+    const res = await poll(started.device_code);
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error, 'access_denied');
+  });
+
+  // Last: it locks the test address out of code entry for 15 minutes.
+  it('wrong user codes: 10 per 15 minutes, then refused without looking at the code', async () => {
+    const started = await startDevice();
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${t.base}/o/device/`);
+    await logIn(page, user.email);
+    for (let i = 0; i < 10; i++) {
+      await page.fill('#user_code', 'BBBB-BBBB');
+      await Promise.all([page.waitForLoadState('load'), page.click('#continue')]);
+      assert.match((await page.locator('.error').textContent()) ?? '', /not valid/, `attempt ${i + 1}`);
+    }
+    const failures = await t.ctx.db.kysely.selectFrom('oauth_user_code_failures').selectAll().where('user_id', '=', user.id).execute();
+    assert.equal(failures.length, 10);
+    // The eleventh attempt, even with the right code, is refused.
+    await page.fill('#user_code', started.user_code);
+    const [response] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST'), page.click('#continue')]);
+    assert.equal(response.status(), 429);
+    assert.match((await page.locator('main').textContent()) ?? '', /Too many wrong codes/);
+    await screenshot(page, 'device-5-locked');
+    await context.close();
+    const res = await poll(started.device_code);
+    assert.equal(res.body.error, 'authorization_pending');
+  });
 });
