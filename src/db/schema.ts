@@ -107,7 +107,7 @@ export interface MailEventsTable {
 export interface MailSuppressionsTable {
   id: Generated<number>;
   email: string;
-  reason: 'bounce' | 'complaint' | 'manual';
+  reason: 'bounce' | 'complaint';
   event_key: string | null;
   occurred_at: string;
   created_at: string;

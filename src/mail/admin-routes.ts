@@ -14,7 +14,7 @@ import { releaseSuppression, suppressionView } from './suppressions.ts';
 const Suppression = Type.Object(
   {
     email: Type.String(),
-    reason: Type.Union([Type.Literal('bounce'), Type.Literal('complaint'), Type.Literal('manual')]),
+    reason: Type.Union([Type.Literal('bounce'), Type.Literal('complaint')]),
     event_key: Type.Union([Type.String(), Type.Null()], { description: 'The provider event that caused it' }),
     occurred_at: Type.String({ format: 'date-time', description: 'When the bounce or complaint happened' }),
     created_at: Type.String({ format: 'date-time' }),

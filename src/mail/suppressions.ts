@@ -15,7 +15,7 @@ export type SuppressOutcome = 'suppressed' | 'already_suppressed' | 'predates_re
 
 export async function suppressAddress(
   trx: Executor,
-  entry: { email: string; reason: 'bounce' | 'complaint' | 'manual'; eventKey: string | null; occurredAt: string },
+  entry: { email: string; reason: 'bounce' | 'complaint'; eventKey: string | null; occurredAt: string },
 ): Promise<SuppressOutcome> {
   const active = await trx
     .selectFrom('mail_suppressions')

@@ -50,7 +50,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // At most one active (unreleased) row per address; released rows stay as history.
   await withSerialId(db, db.schema.createTable('mail_suppressions'))
     .addColumn('email', 'text', notNull)
-    .addColumn('reason', 'text', (c) => c.notNull().check(sql`reason in ('bounce', 'complaint', 'manual')`))
+    .addColumn('reason', 'text', (c) => c.notNull().check(sql`reason in ('bounce', 'complaint')`))
     .addColumn('event_key', 'text')
     .addColumn('occurred_at', 'text', notNull)
     .addColumn('created_at', 'text', notNull)
