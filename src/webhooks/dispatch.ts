@@ -51,6 +51,8 @@ export async function dispatch(
   return event;
 }
 
+const notified = new WeakSet<object>();
+
 /**
  * One pending delivery row per active subscription of the (active) team that receives this type,
  * due now, carrying the exact body every attempt will send.
@@ -85,6 +87,9 @@ async function enqueueDeliveries(ctx: Pick<AppContext, 'wake'>, trx: Executor, e
     .execute();
   if (trx.getExecutor().adapter instanceof PostgresAdapter) {
     // NOTIFY inside the transaction is delivered at commit: workers never wake before the rows exist.
+    // Once per transaction is enough (PostgreSQL folds identical notifications anyway).
+    if (notified.has(trx)) return;
+    notified.add(trx);
     await sql`select pg_notify(${WAKE_CHANNEL}, '')`.execute(trx);
   } else {
     // SQLite has one connection: the worker's claim waits for this transaction's commit.
