@@ -1,18 +1,34 @@
 // Applies pending migrations. On PostgreSQL Kysely's migrator holds an advisory lock while it
 // runs, so several processes starting at once apply each migration exactly once.
-import { Migrator, sql, type MigrationProvider } from 'kysely';
+import {
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  PostgresIntrospector,
+  sql,
+  type DatabaseIntrospector,
+  type MigrationProvider,
+  type TableMetadata,
+} from 'kysely';
 import type { Db } from './connection.ts';
 import { migrations } from './migrations/index.ts';
+import type { Database } from './schema.ts';
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 export async function migrateToLatest(db: Db): Promise<string[]> {
-  // On PostgreSQL the migrator must be told its schema: without one it looks for its bookkeeping
-  // tables in *every* schema of the database, finds another schema's, skips creating its own and
-  // then fails ("relation kysely_migration_lock does not exist"). That happens to any deployment
-  // sharing a database between schemas, and to parallel test runs (a schema each).
-  const migrationTableSchema = db.dialect === 'postgres' ? await currentSchema(db) : undefined;
-  const migrator = new Migrator({ db: db.kysely, provider, migrationTableSchema });
+  const migrator =
+    db.dialect === 'postgres' && db.pool
+      ? new Migrator({
+          db: new Kysely<Database>({ dialect: new MigrationDialect({ pool: db.pool }) }),
+          provider,
+          // Without a schema the migrator looks for its bookkeeping tables in *every* schema of the
+          // database, finds another schema's, skips creating its own and then fails ("relation
+          // kysely_migration_lock does not exist"): any deployment sharing a database between
+          // schemas, and parallel test runs (a schema each), hit it.
+          migrationTableSchema: await currentSchema(db),
+        })
+      : new Migrator({ db: db.kysely, provider });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
@@ -23,4 +39,31 @@ async function currentSchema(db: Db): Promise<string> {
   const schema = rows[0]?.schema;
   if (!schema) throw new Error('PostgreSQL has no current schema: create the schema named first in search_path.');
   return schema;
+}
+
+/**
+ * The migrator asks the introspector whether its tables exist. Kysely's PostgreSQL introspector
+ * reads every schema of the database (with has_schema_privilege per schema), which fails with
+ * "schema … does not exist" when another process drops a schema during the query (parallel test
+ * runs do, constantly). This one reads the current schema only, which is all the migrator needs.
+ */
+class CurrentSchemaIntrospector extends PostgresIntrospector implements DatabaseIntrospector {
+  readonly #db: Kysely<any>;
+  constructor(db: Kysely<any>) {
+    super(db);
+    this.#db = db;
+  }
+  override async getTables(): Promise<TableMetadata[]> {
+    const { rows } = await sql<{ name: string; schema: string; type: string }>`
+      select table_name as name, table_schema as schema, table_type as type
+      from information_schema.tables where table_schema = current_schema()`.execute(this.#db);
+    return rows.map((row) => ({ name: row.name, schema: row.schema, isView: row.type === 'VIEW', columns: [] }));
+  }
+}
+
+/** PostgreSQL over the application's pool, with the introspector above (used for migrations only). */
+class MigrationDialect extends PostgresDialect {
+  override createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+    return new CurrentSchemaIntrospector(db);
+  }
 }

@@ -86,4 +86,41 @@ describe('migrations', () => {
       await admin.end();
     }
   });
+
+  it('on PostgreSQL, schemas created and dropped by others meanwhile do not disturb a migration', { skip: !pgUrl && 'TEST_DATABASE_URL not set' }, async () => {
+    const churners = await Promise.all(
+      Array.from({ length: 3 }, async () => {
+        const client = new pg.Client({ connectionString: pgUrl });
+        await client.connect();
+        return client;
+      }),
+    );
+    let stop = false;
+    const churning = Promise.all(
+      churners.map(async (client) => {
+        while (!stop) {
+          const name = `churn_${randomBytes(4).toString('hex')}`;
+          await client.query(`create schema ${name}; create table ${name}.t (id int)`);
+          await client.query(`drop schema ${name} cascade`);
+        }
+      }),
+    );
+    try {
+      for (let i = 0; i < 5; i++) {
+        const database = await freshDatabase();
+        const db = openDb(database.url);
+        try {
+          assert.deepEqual(await migrateToLatest(db), ALL);
+          assert.deepEqual(await migrateToLatest(db), []);
+        } finally {
+          await db.close();
+          await database.drop();
+        }
+      }
+    } finally {
+      stop = true;
+      await churning;
+      await Promise.all(churners.map((client) => client.end()));
+    }
+  });
 });
