@@ -83,23 +83,47 @@ export async function revokePat(db: Kysely<Database>, id: number, userId?: numbe
 const LAST_USED_GRANULARITY_MS = 60_000;
 
 /**
- * How long a resolved token may be reused without reading the database again. Within this
- * process any write to `users` or `personal_access_tokens` (revocation, deactivation, profile
- * change — by a request or a CLI command) empties the cache at once (db/write-watch.ts); on SQLite
- * a commit by any other process does too (PRAGMA data_version, checked on every request). So the
- * TTL only bounds what this process cannot see.
- *
- * On PostgreSQL nothing tells this process about another process's commit, so there the cache is
- * off: issue 2 promises that a revoked token or a deactivated user stops working on the *next*
- * request, also when `svc` or another server process made the change (test/cli/process.test.ts).
+ * How old the database state behind a cached token may be when it is used. Within this process
+ * any write to `users` or `personal_access_tokens` (revocation, deactivation, profile change — by a
+ * request or a CLI command) empties the cache at once (db/write-watch.ts); on SQLite a commit by any
+ * other process does too (PRAGMA data_version, checked on every request). So the TTL only bounds
+ * what this process cannot see: a change committed by another process on PostgreSQL takes effect
+ * here within this long.
  */
 export const PAT_CACHE_TTL_MS = 1_000;
-/** Bounded: beyond it the oldest entry goes (one entry per distinct token seen within the TTL). */
+/**
+ * Cached tokens are re-read in one query every half TTL (all of them at once), so a busy token never
+ * expires and the database sees one query per interval instead of one per token per TTL.
+ */
+const REVALIDATE_EVERY_MS = PAT_CACHE_TTL_MS / 2;
+/** A token not presented for this long is dropped at the next revalidation instead of re-read. */
+const IDLE_EVICT_MS = 30_000;
+/** Bounded: beyond it the oldest entry goes. */
 const PAT_CACHE_MAX_ENTRIES = 10_000;
+const REVALIDATE_CHUNK = 500;
 const WATCHED_TABLES = new Set(['users', 'personal_access_tokens']);
 
+/** What the resolver reads per token: the token and its user, in one joined row. */
+interface PatRow {
+  token_id: number;
+  token_hash: string;
+  scopes: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  last_used_at: string | null;
+  id: number;
+  email: string;
+  first_name: string;
+  last_name: string;
+  display_name: string;
+  is_staff: number;
+  is_active: number;
+}
+
 interface CachedPat {
+  /** When the query that produced this entry started: the state is at least this recent. */
   fetchedAt: number;
+  usedAt: number;
   tokenId: number;
   lastUsedAt: string | null;
   /** ms since the epoch, or Infinity */
@@ -119,6 +143,7 @@ export class PatResolver implements BearerResolver {
   #generation = 0;
   readonly #externalChanges: (() => number) | null;
   #externalSeen = -1;
+  #revalidation: NodeJS.Timeout | null = null;
 
   constructor(db: Kysely<Database>, emptyScopesFullAccess: boolean) {
     this.#db = db;
@@ -161,18 +186,18 @@ export class PatResolver implements BearerResolver {
     }
     entry ??= (await this.#load(hash, now)) ?? undefined;
     if (!entry || entry.expiresAt <= now) return null;
+    entry.usedAt = now;
     this.#touch(entry, now);
     return { user: entry.user, kind: 'pat', scopes: entry.scopes, credentialId: entry.credentialId };
   }
 
-  async #load(hash: string, now: number): Promise<CachedPat | null> {
-    const generation = this.#generation;
-    // One joined query for token and user: the hot path of every PAT request not in the cache.
-    const row = await this.#db
+  #query() {
+    return this.#db
       .selectFrom('personal_access_tokens as t')
       .innerJoin('users as u', 'u.id', 't.user_id')
       .select([
         't.id as token_id',
+        't.token_hash',
         't.scopes',
         't.expires_at',
         't.revoked_at',
@@ -184,16 +209,19 @@ export class PatResolver implements BearerResolver {
         'u.display_name',
         'u.is_staff',
         'u.is_active',
-      ])
-      .where('t.token_hash', '=', hash)
-      .executeTakeFirst();
+      ]);
+  }
+
+  /** The cache entry for a row, or null when the row says the token must be refused. */
+  #entryFrom(row: PatRow, fetchedAt: number, usedAt: number): CachedPat | null {
     // Refusals are not cached: a token that is not valid now may not be remembered as valid later,
     // and guessing is the throttle's business.
-    if (!row || row.revoked_at !== null || row.is_active !== 1) return null;
+    if (row.revoked_at !== null || row.is_active !== 1) return null;
     const scopes: string[] = JSON.parse(row.scopes);
     const fullAccess = scopes.length === 0 && this.#emptyScopesFullAccess;
-    const entry: CachedPat = {
-      fetchedAt: now,
+    return {
+      fetchedAt,
+      usedAt,
       tokenId: row.token_id,
       lastUsedAt: row.last_used_at,
       expiresAt: row.expires_at === null ? Infinity : Date.parse(row.expires_at),
@@ -202,11 +230,55 @@ export class PatResolver implements BearerResolver {
       scopes: fullAccess ? null : new Set(scopes),
       credentialId: `pat:${row.token_id}`,
     };
-    if (generation === this.#generation && this.#externalChanges) {
+  }
+
+  async #load(hash: string, now: number): Promise<CachedPat | null> {
+    const generation = this.#generation;
+    // One joined query for token and user: the hot path of every PAT request not in the cache.
+    const row = await this.#query().where('t.token_hash', '=', hash).executeTakeFirst();
+    const entry = row ? this.#entryFrom(row, now, now) : null;
+    if (entry && generation === this.#generation) {
       if (this.#cache.size >= PAT_CACHE_MAX_ENTRIES) this.#cache.delete(this.#cache.keys().next().value as string);
       this.#cache.set(hash, entry);
+      this.#revalidation ??= setTimeout(() => this.#revalidate(), REVALIDATE_EVERY_MS).unref();
     }
     return entry;
+  }
+
+  /** Re-reads every cached token in a few queries; drops idle, revoked, deactivated and deleted ones. */
+  async #revalidate() {
+    const started = Date.now();
+    const generation = this.#generation;
+    const wanted = new Map<number, string>();
+    for (const [hash, entry] of this.#cache) {
+      if (started - entry.usedAt > IDLE_EVICT_MS) this.#cache.delete(hash);
+      else wanted.set(entry.tokenId, hash);
+    }
+    try {
+      const ids = [...wanted.keys()];
+      const rows = [];
+      for (let i = 0; i < ids.length; i += REVALIDATE_CHUNK) {
+        rows.push(...(await this.#query().where('t.id', 'in', ids.slice(i, i + REVALIDATE_CHUNK)).execute()));
+      }
+      if (generation === this.#generation) {
+        const seen = new Set<string>();
+        for (const row of rows) {
+          const current = this.#cache.get(row.token_hash);
+          if (!current) continue;
+          seen.add(row.token_hash);
+          const entry = this.#entryFrom(row, started, current.usedAt);
+          if (entry) this.#cache.set(row.token_hash, entry);
+          else this.#cache.delete(row.token_hash);
+        }
+        // Gone from the database (deleted token or user): gone from the cache.
+        for (const hash of wanted.values()) if (!seen.has(hash)) this.#cache.delete(hash);
+      }
+    } catch {
+      // The database is unreachable or closed (app stopped): forget everything, which also ends
+      // this timer chain; the next request reads the database again and meets the error itself.
+      this.#cache.clear();
+    }
+    this.#revalidation = this.#cache.size > 0 ? setTimeout(() => this.#revalidate(), REVALIDATE_EVERY_MS).unref() : null;
   }
 
   #touch(entry: CachedPat, now: number) {
