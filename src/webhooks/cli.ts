@@ -17,6 +17,7 @@ const webhooksRetry: Command = {
     if ((logId === undefined) === !allDead) throw new UsageError('give exactly one of --log LOG_ID and --all-dead');
     if (logId !== undefined && !/^\d{1,15}$/.test(logId)) throw new UsageError('--log must be a log entry id (an integer)');
     const ctx = await open();
+    if (!ctx.config.webhooksEnabled) throw new CommandError('Webhooks are disabled on this service (SERVICE_WEBHOOKS_ENABLED).');
     const subscription = await ctx.db.kysely
       .selectFrom('webhook_subscriptions')
       .select(['id', 'is_active'])

@@ -71,7 +71,11 @@ export class DeliveryClient {
     const signal = AbortSignal.timeout(this.#timeoutMs);
     const addresses = await abortable(this.#guard.addressesFor(url.hostname), signal);
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (!net.isIP(host)) this.#pinned.set(host, { addresses, at: Date.now() });
+    if (!net.isIP(host)) {
+      // Bounded: stale pins are dropped once the map grows (one entry per distinct host).
+      if (this.#pinned.size >= 1000) for (const [name, pin] of this.#pinned) if (Date.now() - pin.at >= PIN_TTL_MS) this.#pinned.delete(name);
+      this.#pinned.set(host, { addresses, at: Date.now() });
+    }
     const response = await request(url, {
       method: 'POST',
       headers,

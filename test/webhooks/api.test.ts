@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { bearer, startApp, type TestApp } from '../helpers/app.ts';
+import { runCli } from '../../src/main.ts';
 import { dispatch } from '../../src/webhooks/dispatch.ts';
 import { decryptSecret } from '../../src/util/encryption.ts';
 import { TEST_SECRET_KEY } from '../helpers/app.ts';
@@ -250,5 +251,9 @@ describe('SERVICE_WEBHOOKS_ENABLED off (the default)', () => {
     assert.equal(events.length + deliveries.length, 0);
     const test = await t.inject({ method: 'POST', url: `/api/v1/teams/${team.id}/webhooks/${res.json().id}/test/`, headers: bearer(token) });
     assert.equal(test.statusCode, 409);
+    const err: string[] = [];
+    const code = await runCli(['webhooks', 'retry', '--subscription', res.json().id, '--all-dead'], t.env, { out: () => {}, err: (s) => err.push(s) });
+    assert.equal(code, 1);
+    assert.match(err.join('\n'), /SERVICE_WEBHOOKS_ENABLED/);
   });
 });
