@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { bearer, startApp, type TestApp } from '../helpers/app.ts';
 
@@ -63,6 +64,28 @@ describe('HTTP foundation', () => {
         assert.equal(res.json().request_id, res.headers['x-request-id']);
       });
     }
+    it('is on non-API responses too (health, 404, 405)', async () => {
+      for (const [method, url] of [['GET', '/healthz'], ['GET', '/nowhere'], ['POST', '/api/v1/me/']] as const) {
+        const res = await t.inject({ method, url, headers: { 'x-request-id': 'everywhere-1' } });
+        assert.equal(res.headers['x-request-id'], 'everywhere-1', `${method} ${url}`);
+      }
+    });
+    it('a repeated header (two values) is replaced by a UUID', async () => {
+      const base = new URL(await t.listen());
+      // Raw bytes: fetch and http.request merge or refuse duplicate headers themselves.
+      const response = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect(Number(base.port), base.hostname, () => {
+          socket.end('GET /api/v1/me/ HTTP/1.1\r\nHost: x\r\nX-Request-ID: one\r\nX-Request-ID: two\r\nConnection: close\r\n\r\n');
+        });
+        let data = '';
+        socket.on('data', (chunk) => (data += chunk));
+        socket.on('end', () => resolve(data));
+        socket.on('error', reject);
+      });
+      assert.match(response, /^HTTP\/1\.1 401 /);
+      const id = /\r\nx-request-id: ([^\r]*)\r\n/i.exec(response)?.[1] ?? '';
+      assert.match(id, uuid);
+    });
     it('generates one when absent, on errors too', async () => {
       const res = await t.inject({ url: '/api/v1/me/' });
       assert.equal(res.statusCode, 401);
