@@ -127,6 +127,12 @@ describe('HTTP foundation', () => {
       }
     }
     assert.deepEqual(problems, [], problems.join('\n'));
+    // The scheme lists every scope of the registry with its description.
+    const scheme = doc.components.securitySchemes.bearerAuth;
+    assert.deepEqual([scheme.type, scheme.scheme], ['http', 'bearer']);
+    for (const scope of ['read:profile', 'write:profile', 'read:teams', 'write:teams', 'read:products', 'admin', 'read:webhooks', 'write:webhooks', 'webhooks:manage']) {
+      assert.match(scheme.description, new RegExp(`${scope} \\(`), scope);
+    }
     const docs = await t.inject({ url: '/api/docs/' });
     assert.equal(docs.statusCode, 200);
   });
