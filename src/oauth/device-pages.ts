@@ -13,6 +13,9 @@ function send(koa: KoaContextWithOIDC, html: string) {
   koa.type = 'html';
   koa.set('Cache-Control', 'no-store');
   koa.set('X-Frame-Options', 'DENY');
+  koa.set('Referrer-Policy', 'same-origin');
+  // As web/render.ts's pages; the library's code field carries an inline onfocus handler.
+  koa.set('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self' 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'");
   koa.body = html;
 }
 

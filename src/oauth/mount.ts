@@ -8,6 +8,7 @@ import { IncomingMessage, type ServerResponse } from 'node:http';
 import querystring from 'node:querystring';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext, TypedApp } from '../app-context.ts';
+import { redirectToLogin } from '../accounts/session-auth.ts';
 import { clientAddress } from '../http/client-address.ts';
 import { sendProblem } from '../http/errors.ts';
 import { rateLimitHeaders, throttledDetail, type RateResult } from '../http/throttle.ts';
@@ -121,7 +122,7 @@ export function installOAuthMount(app: TypedApp, ctx: AppContext, server: OAuthS
         setAppUser(raw, userId);
         if (userId === null) {
           // The device page is for a logged-in person: log in first, then come back (code kept).
-          return reply.code(303).header('Location', `/accounts/login/?next=${encodeURIComponent(url)}`).send();
+          return redirectToLogin(reply, url);
         }
         if (request.method === 'POST' && (await userCodeEntryBlocked(db, userId, address))) {
           reply.header('Retry-After', '900');

@@ -11,6 +11,8 @@ import { createOAuthServer, type OAuthServer } from './provider.ts';
 
 export async function registerOAuth(app: TypedApp, ctx: AppContext): Promise<OAuthServer> {
   const server = createOAuthServer(ctx);
+  // The library answers 500 itself; the cause goes to the service's log.
+  server.provider.on('server_error', (_koa: unknown, error: Error) => app.log.error({ err: error }, 'oauth server error'));
   ctx.authenticator.addBearer(new OAuthBearerResolver(server.provider, ctx.db.kysely, server.resource));
   installOAuthMount(app, ctx, server, async (request) => {
     stashPage(request);

@@ -61,6 +61,13 @@ describe('OAuth device flow', () => {
     assert.equal(typeof body.device_code, 'string');
   });
 
+  it('a request without scope asks for the scopes the client registered', async () => {
+    const res = await postForm(`${t.base}/o/device-authorization/`, { client_id: client.client_id });
+    assert.equal(res.status, 200);
+    const row = await t.ctx.db.kysely.selectFrom('oauth_models').select('payload').where('model', '=', 'DeviceCode').where('id', '=', res.body.device_code).executeTakeFirstOrThrow();
+    assert.equal(JSON.parse(row.payload).params.scope, 'read:profile read:teams');
+  });
+
   it('refuses an unknown scope and a scope the client did not register', async () => {
     const unknown = await postForm(`${t.base}/o/device-authorization/`, { client_id: client.client_id, scope: 'read:profile rule:world' });
     assert.equal(unknown.status, 400);
