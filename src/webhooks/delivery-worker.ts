@@ -263,7 +263,8 @@ class ResultWriter {
       batch.sort((a, b) => (a.result.delivery.subscription_id < b.result.delivery.subscription_id ? -1 : a.result.delivery.subscription_id > b.result.delivery.subscription_id ? 1 : 0));
       try {
         await this.#ctx.db.kysely.transaction().execute(async (trx) => {
-          for (const item of batch) await writeResult(this.#ctx, trx, item.result);
+          const reset = new Set<string>();
+          for (const item of batch) await writeResult(this.#ctx, trx, item.result, reset);
         });
         for (const item of batch) item.resolve();
       } catch {
@@ -282,15 +283,23 @@ class ResultWriter {
   }
 }
 
-async function writeResult(ctx: AppContext, trx: Transaction<Database>, result: AttemptResult): Promise<void> {
+/**
+ * Writes one result and keeps the subscription's consecutive-failure count. `reset` holds the
+ * subscriptions whose count this batch has already set to 0 with no failure since, so a run of
+ * successes costs one counter statement per subscription per batch, not one per delivery.
+ */
+async function writeResult(ctx: AppContext, trx: Transaction<Database>, result: AttemptResult, reset = new Set<string>()): Promise<void> {
   const settings = ctx.config.webhooks;
   const { written } = await recordResult(trx, result, settings);
   if (!written || !result.attempted) return;
   const subscriptionId = result.delivery.subscription_id;
   if (result.ok) {
+    if (reset.has(subscriptionId)) return;
     await trx.updateTable('webhook_subscriptions').set({ consecutive_failures: 0 }).where('id', '=', subscriptionId).where('consecutive_failures', '<>', 0).execute();
+    reset.add(subscriptionId);
     return;
   }
+  reset.delete(subscriptionId);
   const counted = await trx
     .updateTable('webhook_subscriptions')
     .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1) }))

@@ -27,7 +27,7 @@ describe('PostgreSQL with two worker processes (skipped unless TEST_DATABASE_URL
     for (const r of receivers) await r.close();
   });
 
-  it(`PostgreSQL only (skipped unless TEST_DATABASE_URL is set): ${EVENTS} events to ${RECEIVERS} receivers, all delivered, none twice`, { skip: !onPostgres }, async () => {
+  it(`PostgreSQL only (skipped unless TEST_DATABASE_URL is set): ${EVENTS} events to ${RECEIVERS} receivers, all delivered, none twice`, { skip: !onPostgres, timeout: 290_000 }, async () => {
     const subs = [];
     for (const r of receivers) subs.push(await f.createSubscription(r.url));
     for (let i = 0; i < 2; i++) {
