@@ -3,6 +3,7 @@
 // (model, id), with the secondary lookups the library makes as indexed columns (grant_id for
 // revokeByGrantId, user_code for the device flow, uid for sessions) and expiry/consumption as columns.
 // Runs unchanged on SQLite and PostgreSQL (ON CONFLICT upsert on both).
+import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { Database } from '../db/schema.ts';
@@ -14,18 +15,36 @@ const toIso = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOStrin
 // library only checks `consumed` after reading, so the adapter makes the UPDATE conditional.
 const SINGLE_USE = new Set(['AuthorizationCode', 'DeviceCode', 'RefreshToken']);
 
+// Bearer artefacts the library only ever looks up by their own value: stored under a SHA-256 of it,
+// without the value in the payload, so a copy of the table holds no usable access token, refresh
+// token or code. (Device codes, sessions and interactions are also found by user code or uid, and
+// the library then needs their value back; they stay as they are: short-lived, or bound to a cookie.)
+const DIGESTED = new Set(['AccessToken', 'RefreshToken', 'AuthorizationCode']);
+
+/** The `id` column of a model's artefact: its digest for the models above, else the value itself. */
+export function storageId(model: string, id: string): string {
+  return DIGESTED.has(model) ? createHash('sha256').update(id).digest('base64url') : id;
+}
+
 export class KyselyAdapter implements Adapter {
   readonly #db: Kysely<Database>;
   readonly #model: string;
+  readonly #digested: boolean;
 
   constructor(db: Kysely<Database>, model: string) {
     this.#db = db;
     this.#model = model;
+    this.#digested = DIGESTED.has(model);
+  }
+
+  #id(id: string): string {
+    return this.#digested ? storageId(this.#model, id) : id;
   }
 
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
     const { consumed, ...rest } = payload;
     const stored: AdapterPayload = { ...rest };
+    if (this.#digested) delete stored.jti;
     // Client secrets are kept as digests (DESIGN §6); provider.ts compares presented secrets by digest.
     if (this.#model === 'Client' && typeof stored.client_secret === 'string' && !stored.client_secret.startsWith('sha256:')) {
       stored.client_secret = hashClientSecret(stored.client_secret);
@@ -40,13 +59,15 @@ export class KyselyAdapter implements Adapter {
     const consumedAt = typeof consumed === 'number' ? toIso(consumed) : null;
     await this.#db
       .insertInto('oauth_models')
-      .values({ model: this.#model, id, ...row, consumed_at: consumedAt })
+      .values({ model: this.#model, id: this.#id(id), ...row, consumed_at: consumedAt })
       .onConflict((oc) => oc.columns(['model', 'id']).doUpdateSet(row))
       .execute();
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
-    return this.#findBy('id', id);
+    const payload = await this.#findBy('id', this.#id(id));
+    if (payload && this.#digested) payload.jti = id;
+    return payload;
   }
 
   async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
@@ -62,7 +83,7 @@ export class KyselyAdapter implements Adapter {
       .updateTable('oauth_models')
       .set({ consumed_at: new Date().toISOString() })
       .where('model', '=', this.#model)
-      .where('id', '=', id)
+      .where('id', '=', this.#id(id))
       .where('consumed_at', 'is', null)
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) === 0 && SINGLE_USE.has(this.#model)) {
@@ -71,7 +92,7 @@ export class KyselyAdapter implements Adapter {
   }
 
   async destroy(id: string): Promise<void> {
-    await this.#db.deleteFrom('oauth_models').where('model', '=', this.#model).where('id', '=', id).execute();
+    await this.#db.deleteFrom('oauth_models').where('model', '=', this.#model).where('id', '=', this.#id(id)).execute();
   }
 
   async revokeByGrantId(grantId: string): Promise<void> {

@@ -56,6 +56,18 @@ describe('oauth Kysely adapter', () => {
     assert.equal(await tokens.find('at-3'), undefined);
   });
 
+  it('access tokens, refresh tokens and codes are stored under a digest, without their value', async () => {
+    const tokens = adapter('AccessToken');
+    await tokens.upsert('the-token-value', { jti: 'the-token-value', grantId: 'g-5', kind: 'AccessToken' }, 3600);
+    const rows = await t.ctx.db.kysely.selectFrom('oauth_models').selectAll().where('model', '=', 'AccessToken').where('grant_id', '=', 'g-5').execute();
+    assert.equal(rows.length, 1);
+    assert.notEqual(rows[0].id, 'the-token-value');
+    assert.ok(!rows[0].payload.includes('the-token-value'));
+    assert.deepEqual(await tokens.find('the-token-value'), { grantId: 'g-5', kind: 'AccessToken', jti: 'the-token-value' });
+    await tokens.destroy('the-token-value');
+    assert.equal(await tokens.find('the-token-value'), undefined);
+  });
+
   it('a client secret is stored as its digest', async () => {
     await adapter('Client').upsert('c-1', { client_id: 'c-1', client_secret: 'raw-secret-value' });
     const stored = await adapter('Client').find('c-1');

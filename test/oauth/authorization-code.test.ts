@@ -10,6 +10,7 @@ import { Secret, TOTP } from 'otpauth';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { beginEnrolment, confirmEnrolment, pendingEnrolment } from '../../src/accounts/totp.ts';
 import { setUserActive } from '../../src/accounts/users.ts';
+import { storageId } from '../../src/oauth/adapter.ts';
 import { basic, get, launchBrowser, logIn, pkce, postForm, register, screenshot, startOAuthApp, type OAuthTestApp } from './helpers.ts';
 
 interface Callback {
@@ -214,13 +215,16 @@ describe('OAuth authorization code + PKCE', () => {
     const { verifier, challenge } = pkce();
     const back = await authorize({ code_challenge: challenge, code_challenge_method: 'S256' });
     const code = back.searchParams.get('code')!;
-    const row = await t.ctx.db.kysely.selectFrom('oauth_models').select('payload').where('model', '=', 'AuthorizationCode').where('id', '=', code).executeTakeFirstOrThrow();
+    // Stored under its digest, without the code itself.
+    assert.equal(await t.ctx.db.kysely.selectFrom('oauth_models').select('id').where('id', '=', code).executeTakeFirst(), undefined);
+    const row = await t.ctx.db.kysely.selectFrom('oauth_models').select('payload').where('model', '=', 'AuthorizationCode').where('id', '=', storageId('AuthorizationCode', code)).executeTakeFirstOrThrow();
+    assert.ok(!row.payload.includes(code));
     const payload = JSON.parse(row.payload);
     assert.equal(payload.exp - payload.iat, 60);
     // Sixty-one seconds later, as far as the code is concerned.
     payload.exp = Math.floor(Date.now() / 1000) - 1;
     payload.iat = payload.exp - 60;
-    await t.ctx.db.kysely.updateTable('oauth_models').set({ payload: JSON.stringify(payload) }).where('model', '=', 'AuthorizationCode').where('id', '=', code).execute();
+    await t.ctx.db.kysely.updateTable('oauth_models').set({ payload: JSON.stringify(payload) }).where('model', '=', 'AuthorizationCode').where('id', '=', storageId('AuthorizationCode', code)).execute();
     const res = await exchange(code, verifier);
     assert.equal(res.status, 400);
     assert.equal(res.body.error, 'invalid_grant');
