@@ -36,7 +36,10 @@ export async function installWeb(app: FastifyInstance, ctx: AppContext, viewer: 
     let seed = request.cookies[CSRF_COOKIE];
     if (!seed || seed.length > 64) {
       seed = newCsrfSeed();
-      reply.setCookie(CSRF_COOKIE, seed, { path: '/', httpOnly: true, sameSite: 'lax', secure });
+      // Written on the raw response so that pages answered outside Fastify's reply (the OAuth mount
+      // hijacks it) send it too; for normal replies @fastify/cookie folds it into its Set-Cookie.
+      const options = { path: '/', httpOnly: true, sameSite: 'lax' as const, secure };
+      reply.raw.setHeader('Set-Cookie', app.serializeCookie(CSRF_COOKIE, seed, options));
       // The cookie arrives with the next request; verifyCsrf compares against the one sent.
     }
     const seen = await viewer(request);

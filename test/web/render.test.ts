@@ -45,6 +45,17 @@ describe('web layer', () => {
     assert.match(seed!, /SameSite=Lax/);
   });
 
+  it('over real HTTP a new browser gets exactly one CSRF seed cookie', async () => {
+    const base = await t.listen();
+    const res = await fetch(`${base}/accounts/login/`);
+    await res.text();
+    const cookies = res.headers.getSetCookie();
+    assert.equal(cookies.filter((line) => line.startsWith('svc_csrf=')).length, 1, cookies.join(' | '));
+    const again = await fetch(`${base}/accounts/login/`, { headers: { cookie: cookies[0].split(';')[0] } });
+    await again.text();
+    assert.deepEqual(again.headers.getSetCookie(), []);
+  });
+
   it('API paths get no page state and no CSRF cookie', async () => {
     const res = await t.inject({ url: '/api/v1/me/' });
     assert.equal(res.statusCode, 401);
