@@ -6,7 +6,7 @@ import { registerMeRoutes } from './accounts/me-routes.ts';
 import { registerAccountPages } from './accounts/routes.ts';
 import { sessionViewer } from './accounts/session-auth.ts';
 import { installAuthentication } from './http/auth.ts';
-import { handleFrameworkError, installErrorHandling } from './http/errors.ts';
+import { handleClientError, handleFrameworkError, installErrorHandling } from './http/errors.ts';
 import { registerHealthRoutes } from './http/health.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { requestIdFor } from './http/request-id.ts';
@@ -37,6 +37,7 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
     // Errors raised before routing (bad percent-encoding, an over-long path parameter) get the
     // problem shape and the request id too.
     frameworkErrors: handleFrameworkError,
+    clientErrorHandler: handleClientError,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 

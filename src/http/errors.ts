@@ -1,5 +1,8 @@
 // Turns every failure into a problem-details answer: thrown HttpProblems, Fastify's own errors
 // (validation, malformed JSON, unsupported media type, oversized body), unknown paths, wrong methods.
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { HttpProblem, problemBody, type FieldError } from './problem.ts';
@@ -63,6 +66,30 @@ export function handleFrameworkError(error: FastifyError, request: FastifyReques
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendProblem(reply, 404, 'Not found.');
   request.log.error({ err: error }, 'framework error');
   return sendProblem(reply, 500, 'Internal server error.');
+}
+
+/**
+ * Bytes that are not a parseable HTTP request (oversized headers, garbage, a timeout) never reach
+ * Fastify's routing; Node hands the socket here. The answer is still a problem document with a
+ * request id, written raw because there is no request object, and the connection is closed.
+ */
+export function handleClientError(error: Error & { code?: string }, socket: Duplex) {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, detail] =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'The request did not arrive in time.']
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'The request headers are too large.']
+        : [400, 'The request is not valid HTTP.'];
+  const requestId = randomUUID();
+  const body = JSON.stringify(problemBody(status, detail, requestId));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-ID: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }
 
 /**

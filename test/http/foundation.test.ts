@@ -256,6 +256,39 @@ describe('request bodies and malformed requests', () => {
     assertProblem(res, 404, 'Not found.');
   });
 
+  /** Writes raw bytes to the server and returns everything it answers before closing. */
+  function raw(bytes: string): Promise<string> {
+    const url = new URL(base);
+    return new Promise((resolve, reject) => {
+      const socket = net.connect(Number(url.port), url.hostname, () => socket.write(bytes));
+      let data = '';
+      socket.on('data', (chunk) => (data += chunk));
+      socket.on('close', () => resolve(data));
+      socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' ? resolve(data) : reject(error)));
+    });
+  }
+
+  function parseRaw(response: string) {
+    const [head, body] = response.split('\r\n\r\n');
+    const headers = Object.fromEntries(head.split('\r\n').slice(1).map((line) => [line.split(':')[0].toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+    return { status: Number(head.split(' ')[1]), headers, body: JSON.parse(body) };
+  }
+
+  it('bytes that are not HTTP → 400 problem with a request id, connection closed', async () => {
+    const { status, headers, body } = parseRaw(await raw('HELLO THERE\r\n\r\n'));
+    assert.equal(status, 400);
+    assert.equal(headers['content-type'], 'application/problem+json; charset=utf-8');
+    assert.equal(body.detail, 'The request is not valid HTTP.');
+    assert.equal(body.request_id, headers['x-request-id']);
+  });
+
+  it('oversized request headers → 431 problem', async () => {
+    const { status, body } = parseRaw(await raw(`GET /api/v1/me/ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'a'.repeat(20_000)}\r\n\r\n`));
+    assert.equal(status, 431);
+    assert.equal(body.status, 431);
+    assert.equal(body.detail, 'The request headers are too large.');
+  });
+
   it('none of these crash the process: the same server answers after them over a real socket', async () => {
     const send = (body: string, contentType: string) =>
       fetch(`${base}/api/v1/test-echo/`, { method: 'POST', body, headers: { 'content-type': contentType } });
@@ -265,7 +298,8 @@ describe('request bodies and malformed requests', () => {
     statuses.push((await send(JSON.stringify({ name: 'y'.repeat(LIMIT * 4) }), 'application/json')).status);
     statuses.push((await fetch(`${base}/api/v1/test-boom/`)).status);
     statuses.push((await fetch(`${base}/api/v1/teams/%ZZ/`)).status);
-    assert.deepEqual(statuses, [400, 415, 413, 500, 400]);
+    statuses.push(parseRaw(await raw('\x00\x01\x02 garbage\r\n\r\n')).status);
+    assert.deepEqual(statuses, [400, 415, 413, 500, 400, 400]);
     const ok = await send(JSON.stringify({ name: 'still here' }), 'application/json');
     assert.equal(ok.status, 200);
     assert.deepEqual(await ok.json(), { echoed: { name: 'still here' } });
