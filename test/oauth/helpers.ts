@@ -4,6 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { TEST_PASSWORD, startApp, type TestApp } from '../helpers/app.ts';
 
@@ -84,12 +85,12 @@ export async function launchBrowser(): Promise<Browser> {
   });
 }
 
-/** Where screenshots of the OAuth pages go, for a person to look at. */
-export const SCREENSHOT_DIR = path.resolve(process.env.TEST_OUTPUT_DIR ?? 'test-output', 'oauth');
+/** Where screenshots of the OAuth pages go (with the other browser tests'), for a person to look at. */
+export const SCREENSHOT_DIR = fileURLToPath(new URL('../../test-output/screenshots/', import.meta.url));
 
 export async function screenshot(page: Page, name: string) {
   fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
-  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `oauth-${name}.png`), fullPage: true });
 }
 
 /** Fills and submits the accounts login form the browser is on. */
