@@ -3,6 +3,7 @@
 // (no network at sign-up); a password also counts as common when it is a listed one with digits or
 // symbols appended ("baseball2024!"), the commonest way people stretch a short password.
 import fs from 'node:fs';
+import { assetPath } from '../web/assets.ts';
 import { MIN_PASSWORD_LENGTH } from './users.ts';
 
 export const MAX_PASSWORD_LENGTH = 1000;
@@ -12,7 +13,7 @@ let common: Set<string> | null = null;
 function commonPasswords(): Set<string> {
   common ??= new Set(
     fs
-      .readFileSync(new URL('./common-passwords.txt', import.meta.url), 'utf8')
+      .readFileSync(assetPath(import.meta.url, './common-passwords.txt'), 'utf8')
       .split('\n')
       .filter((line) => line && !line.startsWith('#')),
   );

@@ -1,15 +1,14 @@
 // Server-rendered pages: one Eta instance (HTML-escaping by default) whose views root is the src/
 // folder, so each capability keeps its templates in its own folder ("accounts/views/login",
 // "oauth/views/consent") and all share the layout (web/views/layout.eta: title, nav, notices).
-import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Eta } from 'eta';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { handleError } from '../http/errors.ts';
 import { HttpProblem } from '../http/problem.ts';
 import type { AuthUser } from '../http/auth.ts';
 import { CSRF_FIELD, computeCsrfToken, csrfFailure, csrfTokenMatches, presentedCsrfToken } from './csrf.ts';
+import { assetPath } from './assets.ts';
 import { STYLESHEET_PATH } from './static.ts';
 
 export { CSRF_FIELD, CSRF_HEADER } from './csrf.ts';
@@ -31,11 +30,9 @@ declare module 'fastify' {
   }
 }
 
-// src/ when running from source; the compiled dist/ has no templates, so fall back to ../src.
+// src/ when running from source; the compiled dist/ has no templates, so it reads them from src/.
 function viewsRoot(): string {
-  const here = fileURLToPath(new URL('../', import.meta.url));
-  if (fs.existsSync(path.join(here, 'web/views/layout.eta'))) return here;
-  return path.resolve(here, '../src');
+  return path.resolve(path.dirname(assetPath(import.meta.url, './views/layout.eta')), '../..');
 }
 
 export const VIEWS_ROOT = viewsRoot();

@@ -5,12 +5,13 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
+import { assetPath } from './assets.ts';
 
 const require = createRequire(import.meta.url);
 
 function load(): { css: string; hash: string } {
   const water = fs.readFileSync(require.resolve('water.css/out/light.min.css'), 'utf8');
-  const own = fs.readFileSync(new URL('./app.css', import.meta.url), 'utf8');
+  const own = fs.readFileSync(assetPath(import.meta.url, './app.css'), 'utf8');
   const css = `${water}\n${own}`;
   return { css, hash: createHash('sha256').update(css).digest('hex').slice(0, 12) };
 }
