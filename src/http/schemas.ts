@@ -24,7 +24,11 @@ export function PageOf<T extends TSchema>(item: T) {
   });
 }
 
-export const PageQuery = Type.Object({ page: Type.Optional(Type.String({ description: 'Page number, from 1' })) });
+// `page` is checked by pageRequest (http/pagination.ts), not here: anything but one positive integer,
+// a repeated `page` included, is the same 404 "Invalid page." rather than a schema error.
+export const PageQuery = Type.Object({
+  page: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description: 'Page number, from 1' })),
+});
 
 /** The error answers every authenticated operation can give. */
 export const authErrors = {

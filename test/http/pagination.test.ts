@@ -112,6 +112,10 @@ describe('page-number pagination', () => {
     });
   }
 
+  it('a repeated page parameter → 404 "Invalid page." (not a schema error)', async () => {
+    await assertInvalidPage(101, '?page=1&page=2');
+  });
+
   it('page 3 of 51 items → 404; a huge page number → 404', async () => {
     await assertInvalidPage(51, '?page=3');
     await assertInvalidPage(101, '?page=999999999');
