@@ -1,5 +1,6 @@
 // Two-factor authentication with TOTP: enrol (QR code and the secret as text), confirm with a code,
-// see the recovery codes once; regenerate the codes or turn TOTP off after a recent re-authentication.
+// see the recovery codes once. Starting enrolment, new recovery codes and turning TOTP off each need a
+// recent re-authentication (SERVICE_REAUTH_MAX_AGE_SECONDS; login counts).
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.ts';
 import { clientAddress } from '../http/client-address.ts';
@@ -31,6 +32,8 @@ export function registerMfaPages(pages: FastifyInstance, ctx: AppContext) {
     verifyCsrf(request);
     const user = request.page?.user;
     if (!user) return redirectToLogin(reply, '/accounts/mfa/');
+    // Someone holding a stolen session must not be able to put their own second factor on the account.
+    if (!hasRecentReauth(request, reauthAge())) return redirectToReauth(reply, '/accounts/mfa/');
     await beginEnrolment(ctx, user.id);
     return seeOther(reply, '/accounts/mfa/');
   });

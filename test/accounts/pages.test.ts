@@ -255,6 +255,17 @@ describe('account pages', () => {
       assert.equal((await f.post('/accounts/login/totp/', { code: codes[0], next: '/accounts/profile/' })).statusCode, 400);
     });
 
+    it('starting enrolment needs a recent re-authentication', async () => {
+      const user = await t.user();
+      const c = new PageClient(t);
+      await c.login(user.email, TEST_PASSWORD);
+      await t.ctx.db.kysely.updateTable('sessions').set({ reauth_at: '2000-01-01T00:00:00.000Z' }).where('user_id', '=', user.id).execute();
+      await c.get('/accounts/mfa/');
+      const res = await c.post('/accounts/mfa/totp/start/');
+      assert.equal(res.headers.location, '/accounts/reauthenticate/?next=%2Faccounts%2Fmfa%2F');
+      assert.equal(await t.ctx.db.kysely.selectFrom('user_totp').selectAll().where('user_id', '=', user.id).executeTakeFirst(), undefined);
+    });
+
     it('turning TOTP off needs a recent re-authentication', async () => {
       const user = await t.user();
       const c = new PageClient(t);

@@ -123,6 +123,31 @@ describe('JWT issuance and use', () => {
     assert.match(replay.json().detail, /already used/);
   });
 
+  it('with SERVICE_JWT_REQUIRE_MFA=false a TOTP user gets a token on the password alone', async () => {
+    const u = await startApp({ SERVICE_JWT_REQUIRE_MFA: 'false' });
+    try {
+      const user = await u.user();
+      const c = new PageClient(u);
+      await c.login(user.email, TEST_PASSWORD);
+      await enrolTotp(c);
+      const res = await u.inject({ method: 'POST', url: '/api/auth/token/', payload: { email: user.email, password: TEST_PASSWORD } });
+      assert.equal(res.statusCode, 200);
+    } finally {
+      await u.close();
+    }
+  });
+
+  it('with SERVICE_API_TOKEN_REQUIRE_VERIFIED_EMAIL=false an unverified user gets a token', async () => {
+    const u = await startApp({ SERVICE_API_TOKEN_REQUIRE_VERIFIED_EMAIL: 'false' });
+    try {
+      const user = await u.user({ verified: false });
+      const res = await u.inject({ method: 'POST', url: '/api/auth/token/', payload: { email: user.email, password: TEST_PASSWORD } });
+      assert.equal(res.statusCode, 200);
+    } finally {
+      await u.close();
+    }
+  });
+
   it('throttles failed passwords per account (429 with the throttle detail)', async () => {
     const user = await t.user();
     for (let i = 0; i < 5; i++) assert.equal((await issue({ email: user.email, password: 'wrong password!!' })).statusCode, 401);
