@@ -148,6 +148,22 @@ describe('JWT issuance and use', () => {
     }
   });
 
+  it('the three endpoints share the per-address auth throttle (SERVICE_THROTTLE_AUTH)', async () => {
+    const u = await startApp({ SERVICE_THROTTLE_AUTH: '3/minute' });
+    try {
+      const answers = [];
+      for (const url of ['/api/auth/token/', '/api/auth/token/refresh/', '/api/auth/token/revoke/', '/api/auth/token/']) {
+        const payload = url === '/api/auth/token/' ? { email: 'a@example.com', password: 'x' } : { refresh: 'svcr_x' };
+        answers.push(await u.inject({ method: 'POST', url, payload }));
+      }
+      assert.deepEqual(answers.map((res) => res.statusCode), [401, 401, 204, 429]);
+      assert.equal(answers[0].headers['x-ratelimit-limit'], '3');
+      assert.match(answers[3].json().detail, /^Request was throttled\. Expected available in \d+ seconds?\.$/);
+    } finally {
+      await u.close();
+    }
+  });
+
   it('throttles failed passwords per account (429 with the throttle detail)', async () => {
     const user = await t.user();
     for (let i = 0; i < 5; i++) assert.equal((await issue({ email: user.email, password: 'wrong password!!' })).statusCode, 401);
