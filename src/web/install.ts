@@ -49,6 +49,7 @@ export async function installWeb(app: FastifyInstance, ctx: AppContext, viewer: 
       csrfSeed: seed,
       secretKey,
       notice: takeNotice(request, reply),
+      secureCookies: secure,
     };
   });
 }

@@ -11,7 +11,7 @@ const MAX_AGE_SECONDS = 120;
 export function setOnce(reply: FastifyReply, pagePath: string, value: unknown) {
   const secretKey = reply.request.page!.secretKey;
   const sealed = encryptSecret(secretKey, JSON.stringify(value), `once:${pagePath}`);
-  reply.setCookie(COOKIE, sealed, { path: pagePath, httpOnly: true, sameSite: 'strict', maxAge: MAX_AGE_SECONDS, secure: reply.request.protocol === 'https' || undefined });
+  reply.setCookie(COOKIE, sealed, { path: pagePath, httpOnly: true, sameSite: 'strict', maxAge: MAX_AGE_SECONDS, secure: reply.request.page!.secureCookies });
 }
 
 export function takeOnce<T>(request: FastifyRequest, reply: FastifyReply, pagePath: string): T | null {

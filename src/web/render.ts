@@ -22,6 +22,8 @@ export interface PageState {
   secretKey: string;
   /** A one-line notice carried over a redirect (setNotice), shown once. */
   notice: string | null;
+  /** Cookies get `Secure` (BASE_URL is https). */
+  secureCookies: boolean;
 }
 
 declare module 'fastify' {
@@ -110,7 +112,7 @@ const NOTICE_COOKIE = 'svc_notice';
 
 /** Shows `text` once on the next page this browser renders (after a redirect). Signed cookie. */
 export function setNotice(reply: FastifyReply, text: string) {
-  reply.setCookie(NOTICE_COOKIE, text, { path: '/', httpOnly: true, sameSite: 'lax', signed: true, maxAge: 60 });
+  reply.setCookie(NOTICE_COOKIE, text, { path: '/', httpOnly: true, sameSite: 'lax', signed: true, maxAge: 60, secure: reply.request.page?.secureCookies ?? false });
 }
 
 /** Reads and clears the notice cookie; called by installWeb's hook. */
