@@ -1,8 +1,9 @@
 // The OAuth 2.0 authorization server: oidc-provider configured for this service. Issuer = BASE_URL,
 // routes under /o/ with trailing slashes, storage in the database (adapter.ts), keys from SECRET_KEY
 // (keys.ts), scopes from the registry, accounts from the users table. What the library does not do
-// by itself and this service wants is marked where it is added (interval/slow_down: device-polling.ts,
-// unknown scopes: scope-policy.ts, DCR body rules: registration.ts).
+// by itself and this service wants is added around it: unknown scopes refused and the default scope
+// (checkRequestedScopes below), `interval` in the device authorization answer (post-middleware below),
+// slow_down (device-polling.ts), the DCR body rules (registration.ts), throttling (mount.ts).
 import { timingSafeEqual } from 'node:crypto';
 import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { AppContext } from '../app-context.ts';
@@ -103,9 +104,14 @@ export function createOAuthServer(ctx: AppContext): OAuthServer {
           if (oneOf) return oneOf.find((value) => resourceIdentifiers.has(value)) ?? oneOf[0];
           return resource;
         },
+        // Tokens are always for the resource the grant was made for: the API.
         useGrantedResource: async () => true,
         getResourceServerInfo: async (koa, indicator, client) => {
           if (!resourceIdentifiers.has(indicator)) throw new errors.InvalidTarget();
+          // Called for every authorization and device authorization request (the resource defaults
+          // to the API) after the client and redirect URI are verified and before any prompt: the
+          // one place the library lets this service judge the requested scopes, with errors that
+          // go back to the client the OAuth way.
           checkRequestedScopes(koa, client);
           return { scope: registry.names().join(' '), audience: resource, accessTokenTTL: ACCESS_TOKEN_TTL, accessTokenFormat: 'opaque' };
         },
