@@ -101,26 +101,32 @@ async function assertNoFailures(ctx: AppContext) {
 
 async function engine() {
   const { ctx, teamId } = await setup();
-  let lastRate = 2000;
+  let lastRate = config.seconds < 2 ? 1000 : 2000;
   for (const concurrency of config.concurrencies!) {
-    // Enough due rows that the worker never runs dry during the measurement.
-    const wanted = Math.max(5000, Math.ceil(lastRate * (config.seconds + config.warmupSeconds) * 1.5));
-    const pending = await countRows(ctx, ['pending']);
-    if (pending < wanted) await dispatchMany(ctx, teamId, wanted - pending);
-    ctx.config.webhooks.concurrency = concurrency;
-    const worker = startWorker(ctx, [webhookDeliveryTask({ ca })]);
-    await sleep(config.warmupSeconds * 1000);
-    const before = (await receiver('/__count')) as number;
-    const probe = new CpuProbe(config.serverPids ?? []).start();
-    const t0 = performance.now();
-    await sleep(config.seconds * 1000);
-    const after = (await receiver('/__count')) as number;
-    const seconds = (performance.now() - t0) / 1000;
-    const cpu = probe.stop();
-    await worker.stop();
-    await assertNoFailures(ctx);
-    lastRate = (after - before) / seconds;
-    emit({ concurrency, rate: lastRate, otherCores: cpu.otherCores });
+    for (let attempt = 0; ; attempt++) {
+      // Enough due rows that the worker never runs dry during the measurement (checked after).
+      const wanted = Math.max(2000, Math.ceil(lastRate * (config.seconds + config.warmupSeconds) * (attempt ? 4 : 1.5)));
+      const pending = await countRows(ctx, ['pending']);
+      if (pending < wanted) await dispatchMany(ctx, teamId, wanted - pending);
+      ctx.config.webhooks.concurrency = concurrency;
+      const worker = startWorker(ctx, [webhookDeliveryTask({ ca })]);
+      await sleep(config.warmupSeconds * 1000);
+      const before = (await receiver('/__count')) as number;
+      const probe = new CpuProbe(config.serverPids ?? []).start();
+      const t0 = performance.now();
+      await sleep(config.seconds * 1000);
+      const after = (await receiver('/__count')) as number;
+      const seconds = (performance.now() - t0) / 1000;
+      const cpu = probe.stop();
+      await worker.stop();
+      await assertNoFailures(ctx);
+      const rate = (after - before) / seconds;
+      lastRate = Math.max(lastRate, rate);
+      const ranDry = (await countRows(ctx, ['pending'])) === 0;
+      if (ranDry && attempt === 0) continue;
+      emit({ concurrency, rate, otherCores: cpu.otherCores, ranDry });
+      break;
+    }
   }
   await ctx.db.close();
 }

@@ -32,12 +32,13 @@ export async function startupScenarios(plan: Plan): Promise<Metric[]> {
   if (!commandExists('hyperfine')) {
     metrics.push(notAvailable('startup', 'startup, spawn → listening', 'hyperfine not installed', TARGETS.startup));
   } else {
-    const runs = plan.quick ? 5 : 10;
+    const runs = plan.quick ? 3 : 10;
+    const warmups = plan.quick ? 1 : 2;
     const rounds: { app: number; bare: number; clean: boolean }[] = [];
     for (let round = 0; round < plan.rounds; round++) {
       const order = round % 2 ? ['bare', 'app'] : ['app', 'bare'];
       const out = path.join(dir, `hyperfine-${round}.json`);
-      const args = ['-N', '--warmup', '2', '--runs', String(runs), '--export-json', out, '--style', 'none'];
+      const args = ['-N', '--warmup', String(warmups), '--runs', String(runs), '--export-json', out, '--style', 'none'];
       for (const key of order) args.push('-n', key, commands[key].join(' '));
       const probe = new CpuProbe([]).start();
       const result = await runAsync('hyperfine', args, { env });
@@ -77,7 +78,7 @@ export async function startupScenarios(plan: Plan): Promise<Metric[]> {
     metrics.push(notAvailable('rss', 'RSS at listen', '/usr/bin/time not installed', TARGETS.rss));
   } else {
     const samples: Record<string, number[]> = { app: [], bare: [] };
-    for (let i = 0; i < (plan.quick ? 3 : 7); i++) {
+    for (let i = 0; i < (plan.quick ? 2 : 7); i++) {
       for (const key of i % 2 ? ['bare', 'app'] : ['app', 'bare']) {
         const [command, ...args] = commands[key];
         const result = await runAsync('/usr/bin/time', ['-f', 'MAXRSS %M', command, ...args], { env });
