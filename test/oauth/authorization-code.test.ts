@@ -211,6 +211,14 @@ describe('OAuth authorization code + PKCE', () => {
     assert.equal(me.status, 401);
   });
 
+  it('two concurrent exchanges of one code: exactly one wins', async () => {
+    const { verifier, challenge } = pkce();
+    const back = await authorize({ code_challenge: challenge, code_challenge_method: 'S256' });
+    const code = back.searchParams.get('code')!;
+    const results = await Promise.all([exchange(code, verifier), exchange(code, verifier)]);
+    assert.deepEqual(results.map((r) => r.status).sort(), [200, 400]);
+  });
+
   it('an expired code is refused (codes live 60 seconds)', async () => {
     const { verifier, challenge } = pkce();
     const back = await authorize({ code_challenge: challenge, code_challenge_method: 'S256' });
@@ -297,5 +305,13 @@ describe('OAuth authorization code + PKCE', () => {
     assert.equal(refresh.status, 400);
     assert.equal(refresh.body.error, 'invalid_grant');
     await setUserActive(t.ctx.db.kysely, user.email, true);
+  });
+  it('after logging out of the service, an authorization asks to log in again', async () => {
+    await page.goto(`${t.base}/accounts/profile/`);
+    await Promise.all([page.waitForLoadState('load'), page.click('form[action="/accounts/logout/"] button[type=submit]')]);
+    const before = callback.received.length;
+    await page.goto(authorizeUrl({ code_challenge: pkce().challenge, code_challenge_method: 'S256' }));
+    assert.equal(new URL(page.url()).pathname, '/accounts/login/');
+    assert.equal(callback.received.length, before);
   });
 });

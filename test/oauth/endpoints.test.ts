@@ -69,6 +69,8 @@ describe('OAuth endpoints', () => {
     ];
     for (const res of answers) assert.match(res.headers.get('x-request-id') ?? '', UUID, `${res.status} ${res.text.slice(0, 80)}`);
     assert.deepEqual(answers.map((a) => a.status), [200, 400, 400, 303, 405, 404, 400, 401, 400, 401, 401, 400, 400]);
+    assert.equal(answers[4].headers.get('allow'), 'POST, OPTIONS');
+    assert.equal(answers[4].body.status, 405);
     const echoed = await postForm(`${t.base}/o/token/`, {}, { 'x-request-id': 'client-req_42' });
     assert.equal(echoed.headers.get('x-request-id'), 'client-req_42');
   });
