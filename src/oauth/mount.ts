@@ -80,7 +80,12 @@ export function installOAuthMount(app: TypedApp, ctx: AppContext, server: OAuthS
     };
 
     if (request.method === 'POST' && route.kind !== 'device') {
-      body = await readBody(raw);
+      try {
+        body = await readBody(raw);
+      } catch {
+        // The client went away or sent a broken stream: nothing to hand over.
+        return oauthError(reply, 400, 'invalid_request', 'the request body could not be read');
+      }
       if (body === null) return oauthError(reply, 413, 'invalid_request', 'request body too large');
     }
 

@@ -75,6 +75,13 @@ describe('OAuth endpoints', () => {
     assert.equal(echoed.headers.get('x-request-id'), 'client-req_42');
   });
 
+  it('an OAuth request body over 56 KiB is 413 before the library reads it', async () => {
+    const res = await postForm(`${t.base}/o/token/`, { grant_type: 'refresh_token', refresh_token: 'x'.repeat(60 * 1024) });
+    assert.equal(res.status, 413);
+    assert.equal(res.body.error, 'invalid_request');
+    assert.match(res.headers.get('x-request-id') ?? '', UUID);
+  });
+
   it('JWKS publishes a public signing key only', async () => {
     const res = await get(`${t.base}/o/jwks/`);
     assert.equal(res.status, 200);
