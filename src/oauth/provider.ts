@@ -190,6 +190,7 @@ export function createOAuthServer(ctx: AppContext): OAuthServer {
     }
     const unknown = unknownScopes(registry, requested);
     if (unknown) throw new errors.InvalidScope(`unknown scope: ${unknown.join(' ')}`, unknown.join(' '));
+    params.scope = requested.join(' ');
   }
 
   return { provider, resource };

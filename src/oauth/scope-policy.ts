@@ -9,10 +9,14 @@ export function defaultClientScopes(registry: ScopeRegistry): string[] {
   return registry.names().filter((name) => name !== 'admin');
 }
 
-/** Splits an OAuth scope string (space-separated, RFC 6749 §3.3) into distinct names. */
+/**
+ * Splits an OAuth scope string (space-separated, RFC 6749 §3.3) into distinct names. OpenID's
+ * `offline_access` ("a refresh token, please") is dropped: every client allowed the refresh_token
+ * grant gets refresh tokens here anyway, and clients that ask for it out of habit should not fail.
+ */
 export function splitScope(value: unknown): string[] {
   if (typeof value !== 'string') return [];
-  return [...new Set(value.split(' ').filter(Boolean))];
+  return [...new Set(value.split(' ').filter((scope) => scope && scope !== 'offline_access'))];
 }
 
 /** Names not in the registry, or null when all are known. */

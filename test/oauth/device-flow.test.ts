@@ -68,6 +68,13 @@ describe('OAuth device flow', () => {
     assert.equal(JSON.parse(row.payload).params.scope, 'read:profile read:teams');
   });
 
+  it('offline_access is accepted and dropped (refresh tokens come anyway)', async () => {
+    const res = await postForm(`${t.base}/o/device-authorization/`, { client_id: client.client_id, scope: 'offline_access read:profile' });
+    assert.equal(res.status, 200, res.text);
+    const row = await t.ctx.db.kysely.selectFrom('oauth_models').select('payload').where('model', '=', 'DeviceCode').where('id', '=', res.body.device_code).executeTakeFirstOrThrow();
+    assert.equal(JSON.parse(row.payload).params.scope, 'read:profile');
+  });
+
   it('refuses an unknown scope and a scope the client did not register', async () => {
     const unknown = await postForm(`${t.base}/o/device-authorization/`, { client_id: client.client_id, scope: 'read:profile rule:world' });
     assert.equal(unknown.status, 400);
