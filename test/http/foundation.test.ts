@@ -75,7 +75,8 @@ describe('HTTP foundation', () => {
       // Raw bytes: fetch and http.request merge or refuse duplicate headers themselves.
       const response = await new Promise<string>((resolve, reject) => {
         const socket = net.connect(Number(base.port), base.hostname, () => {
-          socket.end('GET /api/v1/me/ HTTP/1.1\r\nHost: x\r\nX-Request-ID: one\r\nX-Request-ID: two\r\nConnection: close\r\n\r\n');
+          // write, not end: Node's server drops a half-closed connection before answering.
+          socket.write('GET /api/v1/me/ HTTP/1.1\r\nHost: x\r\nX-Request-ID: one\r\nX-Request-ID: two\r\nConnection: close\r\n\r\n');
         });
         let data = '';
         socket.on('data', (chunk) => (data += chunk));
