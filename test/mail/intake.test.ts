@@ -5,7 +5,12 @@ import pino from 'pino';
 import { intakeNetwork } from '../../src/mail/intake.ts';
 import { SnsCertificateStore } from '../../src/mail/sns-certificates.ts';
 import { useMailLogger } from '../../src/mail/log.ts';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { buildApp } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createContext } from '../../src/context.ts';
+import { migrateToLatest } from '../../src/db/migrate.ts';
+import { startApp, testEnv, type TestApp } from '../helpers/app.ts';
+import { freshDatabase } from '../helpers/database.ts';
 import { AIA_URL, CERT_URL, StandIn, TOPIC, buildPki, fixture, issue, notification, sign, type Issued, type Pki } from './sns-stand-in.ts';
 
 const PATH = '/webhooks/mailprovider/';
@@ -466,6 +471,28 @@ describe('mail-provider intake: subscription messages', () => {
     assert.equal(res.statusCode, 200);
     const tampered = { ...confirmation('UnsubscribeConfirmation', subscribeUrl), Token: 'other' };
     assert.equal((await post(tampered)).statusCode, 403);
+  });
+});
+
+describe('mail-provider intake without a configured topic', () => {
+  it('warns at start and accepts any topic', async () => {
+    const database = await freshDatabase();
+    const ctx = createContext(loadConfig(testEnv(database, { SERVICE_MAILPROVIDER_WEBHOOK_ENABLED: 'true', SERVICE_MAILPROVIDER_TRUST_ANCHORS_FILE: pki.anchorsFile })));
+    const lines: { level: number; msg: string }[] = [];
+    useMailLogger(ctx, pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) }));
+    await migrateToLatest(ctx.db);
+    const app = await buildApp(ctx);
+    try {
+      assert.ok(lines.some((line) => line.level === 40 && line.msg.includes('SERVICE_MAILPROVIDER_TOPIC_ARN is not set')));
+      intakeNetwork(ctx).agents = standIn.agents();
+      const message = notification(fixture('delivery.json'), pki.signing.privateKey, { topic: 'arn:aws:sns:eu-west-1:210987654321:anything' });
+      const res = await app.inject({ method: 'POST', url: PATH, headers: { 'content-type': 'text/plain' }, payload: JSON.stringify(message) });
+      assert.equal(res.statusCode, 200);
+    } finally {
+      await app.close();
+      await ctx.db.close();
+      await database.drop();
+    }
   });
 });
 
