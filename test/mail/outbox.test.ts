@@ -59,10 +59,16 @@ describe('mail outbox with the development file transport', () => {
     const [queued] = await outbox(t);
     assert.equal(queued.status, 'queued');
 
+    const logged: { msg: string; subject?: string; links?: string[]; file?: string }[] = [];
+    useMailLogger(t.ctx, pino({ level: 'info' }, { write: (line: string) => logged.push(JSON.parse(line)) }));
     assert.equal(await sendQueuedMail(t.ctx), 1);
+    const written = logged.find((line) => line.msg === 'mail written')!;
+    assert.equal(written.subject, 'Confirm your e-mail address');
+    assert.deepEqual(written.links, [link]);
     const mails = readMailbox(t.env.SERVICE_DATA_DIR);
     assert.equal(mails.length, 1);
     assert.match(path.basename(mails[0].file), /^\d{8}T\d{9}Z-\d{8}\.eml$/);
+    assert.equal(written.file, mails[0].file);
     assert.equal(mails[0].headers.get('subject'), 'Confirm your e-mail address');
     assert.match(mails[0].headers.get('to')!, /<person@example\.com>$/);
     assert.equal(mails[0].headers.get('from'), 'svc <no-reply@localhost>');
