@@ -4,7 +4,8 @@ import { bearer } from '../helpers/app.ts';
 import { runCli } from '../../src/main.ts';
 import { setTeamActive } from '../../src/teams/teams.ts';
 import { webhookDeliveryTask, webhookLogPurgeTask } from '../../src/webhooks/delivery-worker.ts';
-import { purgeDeliveryLogs } from '../../src/webhooks/queue.ts';
+import { loadConfig } from '../../src/config.ts';
+import { outcomeOf, purgeDeliveryLogs, type AttemptResult } from '../../src/webhooks/queue.ts';
 import { verifyWebhookSignature } from '../../src/webhooks/verify.ts';
 import { startWorker } from '../../src/worker/worker.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
@@ -115,7 +116,9 @@ describe('webhook delivery', () => {
     assert.deepEqual(rows.map((row) => row.status_code), [500, 302, null, null, 503, 400]);
     assert.equal(rows[0].response_body!.length, 1024, 'only the first 1 KB of the response is kept');
     assert.match(rows[2].response_body!, /timed out/i);
-    for (const row of rows.slice(0, 5)) assert.ok(row.next_retry_at && row.next_retry_at >= row.created_at, 'failed rows carry the next attempt time');
+    // Failed rows carry the next attempt's time: the attempt time plus the schedule's delay (0.2 s here).
+    for (const row of rows.slice(0, 5)) assert.equal(Date.parse(row.next_retry_at!) - Date.parse(row.created_at), 200);
+    for (let i = 1; i < 6; i++) assert.ok(rows[i].created_at >= rows[i - 1].next_retry_at!, 'no attempt before it is due');
     assert.equal(rows[5].next_retry_at, null);
     // Every attempt sent the same bytes; the signature's timestamp is per attempt.
     const bodies = new Set(r.received.slice(0, 6).map((g) => g.body));
@@ -279,6 +282,27 @@ describe('webhook delivery', () => {
     await f.t.inject({ method: 'PATCH', url: `/api/v1/teams/${teamId}/webhooks/${sub.id}/`, headers: bearer(f.token), payload: { is_active: false } });
     const inactive = await f.t.inject({ method: 'POST', url: `/api/v1/teams/${teamId}/webhooks/${sub.id}/test/`, headers: bearer(f.token) });
     assert.equal(inactive.statusCode, 409);
+  });
+});
+
+describe('the default retry schedule', () => {
+  it('waits 30 s, 2 min, 15 min, 1 h, 4 h between attempts and dead-letters the 6th failure', () => {
+    const settings = loadConfig({}).webhooks;
+    const at = '2026-01-01T00:00:00.000Z';
+    const result = (attempt: number, ok = false): AttemptResult => ({
+      delivery: { id: 1, subscription_id: 's', event_id: 'e', event_type: 't', payload: '{}', attempt, lease_token: 'x' },
+      ok,
+      attempted: true,
+      statusCode: ok ? 200 : 500,
+      responseBody: null,
+      durationMs: 1,
+      attemptedAt: at,
+    });
+    const delays = [1, 2, 3, 4, 5].map((n) => (Date.parse(outcomeOf(result(n), settings).nextRetryAt!) - Date.parse(at)) / 1000);
+    assert.deepEqual(delays, [30, 120, 900, 3600, 14400]);
+    assert.deepEqual(outcomeOf(result(6), settings), { status: 'dead_letter', nextRetryAt: null });
+    assert.deepEqual(outcomeOf(result(3, true), settings), { status: 'success', nextRetryAt: null });
+    assert.equal(settings.retryDelays[0], 0, 'the first attempt is immediate');
   });
 });
 
