@@ -85,10 +85,20 @@ async function main() {
     ['sns', snsScenarios],
     ['startup', startupScenarios],
   ];
+  // A failing section (an error answer, a failed delivery, a crash) fails the run, but only after
+  // the other sections have run and the results are written: one broken figure costs no other.
+  const failures: string[] = [];
   for (const [name, section] of sections) {
     if (!want(name)) continue;
     log(`== ${name}`);
-    metrics.push(...(await section(plan)));
+    try {
+      metrics.push(...(await section(plan)));
+    } catch (error) {
+      const message = (error as Error).message ?? String(error);
+      log(`section ${name} FAILED: ${(error as Error).stack ?? error}`);
+      failures.push(`${name}: ${message}`);
+      metrics.push({ ...notAvailable(`failed_${name}`, `section ${name}`, 'failed'), verdict: 'FAIL', note: `FAILED: ${message.split('\n')[0].slice(0, 200)}` });
+    }
   }
   fs.rmSync(dir, { recursive: true, force: true });
 
@@ -113,12 +123,14 @@ async function main() {
       contentionLimitCores: 0.1,
     },
     durationSeconds: Math.round((Date.now() - started) / 1000),
+    failures,
     metrics,
   };
   const table = markdownTable(metrics);
   const outFile = values.out ?? path.join(ROOT, 'bench/results', `${result.date.slice(0, 10)}${quick ? '-quick' : ''}.json`);
   fs.mkdirSync(path.dirname(outFile), { recursive: true });
   fs.writeFileSync(outFile, JSON.stringify(result, null, 2) + '\n');
+  if (failures.length) process.exitCode = 1;
   process.stdout.write(`\n${quick ? 'Quick' : 'Full'} run, ${result.date}, ${result.machine.cpu} × ${result.machine.cpus}, Node ${node}, ${result.durationSeconds} s\n\n${table}\n\nwritten to ${path.relative(ROOT, outFile)}\n`);
 }
 
@@ -135,5 +147,3 @@ try {
   await stopAll();
   process.exitCode = 1;
 }
-// Keep unused import lint-free when a section is absent.
-void notAvailable;
