@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import { nowIso } from '../util/time.ts';
 import type { RecipientEvent } from './ses-events.ts';
-import { suppressAddress, type SuppressOutcome } from './suppressions.ts';
+import { insertSuppression, suppressionDecision, type SuppressOutcome } from './suppressions.ts';
 
 export interface StoredEvent {
   key: string;
@@ -28,6 +28,8 @@ export async function storeEvents(
     const receivedAt = nowIso();
     for (const [index, event] of events.entries()) {
       const key = eventKey(notification.messageId, index, events.length);
+      // Decided before the insert so the event row is written once, complete (append-only).
+      const suppression = event.suppress && event.email ? await suppressionDecision(trx, event.email, event.occurredAt) : null;
       const result = await trx
         .insertInto('mail_events')
         .values({
@@ -40,6 +42,7 @@ export async function storeEvents(
           bounce_type: event.bounceType,
           bounce_subtype: event.bounceSubtype,
           complaint_type: event.complaintType,
+          suppressed: suppression === 'suppressed' ? 1 : 0,
           occurred_at: event.occurredAt,
           topic_arn: notification.topicArn,
           detail: JSON.stringify(event.detail),
@@ -48,19 +51,16 @@ export async function storeEvents(
         .onConflict((oc) => oc.column('event_key').doNothing())
         .executeTakeFirst();
       const inserted = Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
-      let suppression: SuppressOutcome | null = null;
-      if (inserted && event.suppress && event.email) {
-        suppression = await suppressAddress(trx, {
-          email: event.email,
+      // Only a newly stored event may suppress: a redelivery changes nothing.
+      if (inserted && suppression === 'suppressed') {
+        await insertSuppression(trx, {
+          email: event.email!,
           reason: event.eventType === 'complaint' ? 'complaint' : 'bounce',
           eventKey: key,
           occurredAt: event.occurredAt,
         });
-        if (suppression === 'suppressed') {
-          await trx.updateTable('mail_events').set({ suppressed: 1 }).where('event_key', '=', key).execute();
-        }
       }
-      stored.push({ key, email: event.email, inserted, suppression });
+      stored.push({ key, email: event.email, inserted, suppression: inserted ? suppression : null });
     }
     return stored;
   });

@@ -13,30 +13,34 @@ export type SuppressionRow = Selectable<MailSuppressionsTable>;
 
 export type SuppressOutcome = 'suppressed' | 'already_suppressed' | 'predates_release';
 
-export async function suppressAddress(
-  trx: Executor,
-  entry: { email: string; reason: 'bounce' | 'complaint'; eventKey: string | null; occurredAt: string },
-): Promise<SuppressOutcome> {
+/** Whether an event about `email` that happened at `occurredAt` should suppress it now (reads only). */
+export async function suppressionDecision(trx: Executor, email: string, occurredAt: string): Promise<SuppressOutcome> {
   const active = await trx
     .selectFrom('mail_suppressions')
     .select('id')
-    .where('email', '=', entry.email)
+    .where('email', '=', email)
     .where('released_at', 'is', null)
     .executeTakeFirst();
   if (active) return 'already_suppressed';
   const lastRelease = await trx
     .selectFrom('mail_suppressions')
     .select((eb) => eb.fn.max('released_at').as('released_at'))
-    .where('email', '=', entry.email)
+    .where('email', '=', email)
     .executeTakeFirst();
-  if (lastRelease?.released_at && entry.occurredAt <= lastRelease.released_at) return 'predates_release';
-  const result = await trx
+  if (lastRelease?.released_at && occurredAt <= lastRelease.released_at) return 'predates_release';
+  return 'suppressed';
+}
+
+export async function insertSuppression(
+  trx: Executor,
+  entry: { email: string; reason: 'bounce' | 'complaint'; eventKey: string | null; occurredAt: string },
+): Promise<void> {
+  await trx
     .insertInto('mail_suppressions')
     .values({ email: entry.email, reason: entry.reason, event_key: entry.eventKey, occurred_at: entry.occurredAt, created_at: nowIso() })
     // A concurrent writer suppressing the same address wins; one active row per address either way.
     .onConflict((oc) => oc.column('email').where('released_at', 'is', null).doNothing())
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0 ? 'suppressed' : 'already_suppressed';
+    .execute();
 }
 
 /** Releases the active suppression of `email`; false when there is none. */
