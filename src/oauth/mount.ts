@@ -54,7 +54,8 @@ export function installOAuthMount(app: TypedApp, ctx: AppContext, server: OAuthS
   const db = ctx.db.kysely;
   const owned = ownedPaths(config.dcrEnabled);
   const callback = server.provider.callback();
-  const scheme = new URL(config.baseUrl).protocol.slice(0, -1);
+  const { protocol, host } = new URL(config.baseUrl);
+  const scheme = protocol.slice(0, -1);
 
   app.addHook('onRequest', async (request, reply) => {
     const url = request.url;
@@ -141,11 +142,12 @@ export function installOAuthMount(app: TypedApp, ctx: AppContext, server: OAuthS
     const res = reply.raw as ServerResponse;
     res.setHeader('X-Request-ID', request.id);
     if (limited) for (const [name, value] of Object.entries(rateLimitHeaders(limited))) res.setHeader(name, value);
-    // The provider trusts X-Forwarded-* (provider.proxy): give it the truth, the scheme of BASE_URL
-    // and the client address this service believes, never what the client sent.
+    // The provider trusts X-Forwarded-* (provider.proxy) and builds its URLs (discovery, the device
+    // verification_uri, redirects) from the request's scheme and host: give it BASE_URL's, and the
+    // client address this service believes, never what the client or a proxy's internal hop sent.
     raw.headers['x-forwarded-proto'] = scheme;
+    raw.headers['x-forwarded-host'] = host;
     raw.headers['x-forwarded-for'] = address;
-    delete raw.headers['x-forwarded-host'];
     // Fastify still writes its one log line for the request when the raw response finishes.
     reply.hijack();
     callback(body ? replay(raw, body) : raw, res);

@@ -3,7 +3,8 @@
 // rules and errors (nothing stored on refusal), DCR off, and the per-address throttle.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { DEVICE_GRANT, get, postForm, postJson, register, startOAuthApp, type OAuthTestApp } from './helpers.ts';
+import { startApp } from '../helpers/app.ts';
+import { DEVICE_GRANT, get, pkce, postForm, postJson, register, startOAuthApp, type OAuthTestApp } from './helpers.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -199,5 +200,45 @@ describe('OAuth throttling (SERVICE_THROTTLE_AUTH)', () => {
     // Nothing registered by the refused request.
     const rows = await t.ctx.db.kysely.selectFrom('oauth_models').select('id').where('model', '=', 'Client').execute();
     assert.equal(rows.length, 1);
+  });
+});
+
+describe('OAuth behind https (BASE_URL https://…, TLS ended by a proxy)', () => {
+  let t: Awaited<ReturnType<typeof startApp>>;
+  before(async () => {
+    t = await startApp({ BASE_URL: 'https://svc.example' });
+  });
+  after(() => t?.close());
+
+  it('the issuer is BASE_URL and the authorization server cookies are Secure', async () => {
+    const doc = await t.inject({ url: '/.well-known/oauth-authorization-server', headers: { 'x-forwarded-host': 'evil.example' } });
+    assert.equal(doc.json().issuer, 'https://svc.example');
+    assert.equal(doc.json().token_endpoint, 'https://svc.example/o/token/');
+    const registered = await t.inject({
+      method: 'POST',
+      url: '/o/register/',
+      payload: { client_name: 'Web', redirect_uris: ['https://app.example/cb'], token_endpoint_auth_method: 'none' },
+    });
+    assert.equal(registered.statusCode, 201, registered.body);
+    const device = await t.inject({
+      method: 'POST',
+      url: '/o/register/',
+      payload: { client_name: 'CLI', grant_types: [DEVICE_GRANT], token_endpoint_auth_method: 'none' },
+    });
+    const started = await t.inject({ method: 'POST', url: '/o/device-authorization/', payload: `client_id=${device.json().client_id}`, headers: { 'content-type': 'application/x-www-form-urlencoded', host: 'internal:8000' } });
+    assert.equal(started.json().verification_uri, 'https://svc.example/o/device/');
+    const { challenge } = pkce();
+    const res = await t.inject({
+      url: `/o/authorize/?${new URLSearchParams({ response_type: 'code', client_id: registered.json().client_id, redirect_uri: 'https://app.example/cb', scope: 'read:profile', code_challenge: challenge, code_challenge_method: 'S256' })}`,
+    });
+    assert.equal(res.statusCode, 303);
+    assert.match(String(res.headers.location), /^\/o\/interaction\/[A-Za-z0-9_-]+\/$/);
+    const cookies = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
+    assert.ok(cookies.some((c) => c.startsWith('svc_oauth_interaction=')), cookies.join(' | '));
+    for (const cookie of cookies.filter((c) => c.startsWith('svc_oauth_'))) {
+      assert.match(cookie, /; secure/i, cookie);
+      assert.match(cookie, /; httponly/i, cookie);
+      assert.match(cookie, /; samesite=lax/i, cookie);
+    }
   });
 });
