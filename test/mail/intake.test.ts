@@ -151,6 +151,15 @@ describe('mail-provider intake: accepted notifications', () => {
     assert.deepEqual(await t.ctx.db.kysely.selectFrom('mail_suppressions').selectAll().orderBy('id').execute(), first);
   });
 
+  it('the same notification delivered twice at once is stored once', async () => {
+    const message = notification(fixture('bounce-permanent-no-dsn-two-recipients.json'), pki.signing.privateKey);
+    const answers = await Promise.all([post(message), post(message), post(message)]);
+    assert.deepEqual(answers.map((a) => a.statusCode), [200, 200, 200]);
+    assert.deepEqual(answers.map((a) => a.json().status).sort(), ['duplicate', 'duplicate', 'recorded']);
+    assert.equal((await events()).length, 2);
+    assert.equal((await t.ctx.db.kysely.selectFrom('mail_suppressions').select('id').execute()).length, 2);
+  });
+
   it('an inner Message that is not a JSON object is answered 200 and stores nothing', async () => {
     for (const inner of ['Hello world!', '[1,2]', 'null']) {
       const res = await post(notification(inner, pki.signing.privateKey));
