@@ -1,4 +1,4 @@
-// The profile page (names) and re-authentication (password, or a TOTP code when enrolled), which
+// The profile page (names, sessions: log out all others) and re-authentication (password, or a TOTP code when enrolled), which
 // sensitive actions ask for when the last proof is older than SERVICE_REAUTH_MAX_AGE_SECONDS.
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.ts';
@@ -9,7 +9,7 @@ import { checkThrottle, clearFailures, lockedMessage, recordFailure } from './au
 import { verifyPassword } from './passwords.ts';
 import { PROFILE_FIELDS, PROFILE_NAME_MAX_LENGTH, profileProblem, updateProfileNames, type ProfileField } from './profile.ts';
 import { redirectToLogin, safeNextPath } from './session-auth.ts';
-import { loadSession, markReauthenticated } from './sessions.ts';
+import { countUserSessions, endUserSessions, loadSession, markReauthenticated } from './sessions.ts';
 import { hasTotp, verifyTotpCode } from './totp.ts';
 import { findUserById } from './users.ts';
 
@@ -25,7 +25,17 @@ export function registerProfilePages(pages: FastifyInstance, ctx: AppContext) {
       emailVerified: session?.emailVerified ?? false,
       values: { first_name: user.first_name, last_name: user.last_name, display_name: user.display_name },
       maxLength: PROFILE_NAME_MAX_LENGTH,
+      sessionCount: await countUserSessions(ctx, user.id),
     });
+  });
+
+  pages.post('/accounts/sessions/end-others/', async (request, reply) => {
+    verifyCsrf(request);
+    const session = await loadSession(ctx, request);
+    if (!session || session.stage !== 'full') return redirectToLogin(reply, '/accounts/profile/');
+    await endUserSessions(ctx, session.user.id, session.id);
+    setNotice(reply, 'Every other session has been logged out.');
+    return seeOther(reply, '/accounts/profile/');
   });
 
   pages.post('/accounts/profile/', async (request, reply) => {
@@ -39,7 +49,7 @@ export function registerProfilePages(pages: FastifyInstance, ctx: AppContext) {
       return renderPage(
         reply,
         'accounts/views/profile',
-        { title: 'Your profile', emailVerified: session?.emailVerified ?? false, values, maxLength: PROFILE_NAME_MAX_LENGTH, error: problem },
+        { title: 'Your profile', emailVerified: session?.emailVerified ?? false, values, maxLength: PROFILE_NAME_MAX_LENGTH, sessionCount: await countUserSessions(ctx, user.id), error: problem },
         { status: 400 },
       );
     }

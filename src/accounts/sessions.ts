@@ -142,6 +142,18 @@ export async function endUserSessions(ctx: Pick<AppContext, 'db'>, userId: numbe
   await query.execute();
 }
 
+/** How many unexpired sessions the user has (pending TOTP steps excluded). */
+export async function countUserSessions(ctx: Pick<AppContext, 'db'>, userId: number): Promise<number> {
+  const row = await ctx.db.kysely
+    .selectFrom('sessions')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('user_id', '=', userId)
+    .where('stage', '=', 'full')
+    .where('expires_at', '>', nowIso())
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 /** Deletes expired rows (the worker's housekeeping). */
 export async function purgeExpiredSessions(ctx: Pick<AppContext, 'db'>): Promise<void> {
   await ctx.db.kysely.deleteFrom('sessions').where('expires_at', '<', nowIso()).execute();

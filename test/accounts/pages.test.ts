@@ -330,6 +330,24 @@ describe('account pages', () => {
     });
   });
 
+  describe('sessions', () => {
+    it('"Log out all other sessions" ends the others and keeps this one', async () => {
+      const user = await t.user();
+      const phone = new PageClient(t);
+      await phone.login(user.email, TEST_PASSWORD);
+      const laptop = new PageClient(t);
+      await laptop.login(user.email, TEST_PASSWORD);
+      const page = await laptop.get('/accounts/profile/');
+      assert.match(page.body, /logged in on <strong>2<\/strong> browsers/);
+      const res = await laptop.post('/accounts/sessions/end-others/');
+      assert.equal(res.statusCode, 303);
+      assert.equal((await phone.get('/accounts/profile/')).statusCode, 303);
+      const after = await laptop.follow(res);
+      assert.equal(after.statusCode, 200);
+      assert.match(after.body, /logged in on <strong>1<\/strong> browser /);
+    });
+  });
+
   describe('profile', () => {
     it('saves names, escapes them on the page, refuses links', async () => {
       const user = await t.user();
