@@ -25,14 +25,15 @@ export function codeFor(secret: string, offsetSteps = 0): string {
   return new TOTP({ secret: Secret.fromBase32(secret.replace(/\s+/g, '')), digits: 6, period: 30, algorithm: 'SHA1' }).generate({ timestamp: Date.now() + offsetSteps * 30_000 });
 }
 
-/** Enrols TOTP through the MFA page; returns the secret and the recovery codes shown once. */
-export async function enrolTotp(c: PageClient): Promise<{ secret: string; codes: string[] }> {
+/** Enrols TOTP through the MFA page; returns the secret, the code used, and the recovery codes shown once. */
+export async function enrolTotp(c: PageClient): Promise<{ secret: string; codes: string[]; enrolCode: string }> {
   await c.get('/accounts/mfa/');
   await c.follow(await c.post('/accounts/mfa/totp/start/'));
   const secret = textOfId(c.lastHtml, 'totp-secret');
   if (!secret) throw new Error('no secret on the MFA page');
-  const res = await c.post('/accounts/mfa/totp/', { code: codeFor(secret) });
+  const enrolCode = codeFor(secret);
+  const res = await c.post('/accounts/mfa/totp/', { code: enrolCode });
   const page = await c.follow(res);
   const codes = [...page.body.matchAll(/<li>([a-z0-9]{5}-[a-z0-9]{5})<\/li>/g)].map((m) => m[1]);
-  return { secret: secret.replace(/\s+/g, ''), codes };
+  return { secret: secret.replace(/\s+/g, ''), codes, enrolCode };
 }

@@ -108,14 +108,14 @@ describe('JWT issuance and use', () => {
     const user = await t.user();
     const c = new PageClient(t);
     await c.login(user.email, TEST_PASSWORD);
-    const { secret, codes } = await enrolTotp(c);
+    const { secret, codes, enrolCode } = await enrolTotp(c);
     const missing = await issue({ email: user.email, password: TEST_PASSWORD });
     assert.equal(missing.statusCode, 401);
     assert.match(missing.json().detail, /mfa_code/);
     assert.equal((await issue({ email: user.email, password: TEST_PASSWORD, mfa_code: '000000' })).statusCode, 401);
     assert.equal((await issue({ email: user.email, password: TEST_PASSWORD, mfa_code: codes[0] })).statusCode, 401);
     // The enrolment code's step is spent; the next step's code works once.
-    assert.equal((await issue({ email: user.email, password: TEST_PASSWORD, mfa_code: codeFor(secret) })).statusCode, 401);
+    assert.equal((await issue({ email: user.email, password: TEST_PASSWORD, mfa_code: enrolCode })).statusCode, 401);
     const ok = await issue({ email: user.email, password: TEST_PASSWORD, mfa_code: codeFor(secret, 1) });
     assert.equal(ok.statusCode, 200);
     const replay = await issue({ email: user.email, password: TEST_PASSWORD, mfa_code: codeFor(secret, 1) });
