@@ -78,14 +78,20 @@ describe('JWT issuance and use', () => {
       return { res, ms: Number(process.hrtime.bigint() - start) / 1e6 };
     };
     await time({ email: 'warmup@example.com', password: 'x' });
-    const wrong = await time({ email: user.email, password: 'wrong password!!' });
-    const unknown = await time({ email: 'nobody@example.com', password: 'wrong password!!' });
-    assert.equal(wrong.res.statusCode, 401);
-    assert.equal(unknown.res.statusCode, 401);
-    assert.equal(wrong.res.json().detail, unknown.res.json().detail);
-    assert.equal(wrong.res.json().detail, 'Invalid e-mail address or password.');
+    const wrong = [];
+    const unknown = [];
+    for (let i = 0; i < 3; i++) {
+      wrong.push(await time({ email: user.email, password: 'wrong password!!' }));
+      unknown.push(await time({ email: 'nobody@example.com', password: 'wrong password!!' }));
+    }
+    for (const { res } of [...wrong, ...unknown]) {
+      assert.equal(res.statusCode, 401);
+      assert.equal(res.json().detail, 'Invalid e-mail address or password.');
+    }
     // Both ran argon2 (tens of milliseconds); a skipped hash would be an order of magnitude faster.
-    assert.ok(unknown.ms > wrong.ms / 4, `unknown ${unknown.ms} ms vs wrong ${wrong.ms} ms`);
+    // The fastest of three of each is compared, which a busy machine disturbs least.
+    const fastest = (runs: { ms: number }[]) => Math.min(...runs.map((run) => run.ms));
+    assert.ok(fastest(unknown) > fastest(wrong) / 4, `unknown ${fastest(unknown)} ms vs wrong ${fastest(wrong)} ms`);
   });
 
   it('refuses an unverified address, but only after the password is right', async () => {
