@@ -101,7 +101,7 @@ describe('webhook delivery', () => {
     const answers = [
       { status: 500, body: 'boom'.repeat(400) },
       { status: 302, headers: { location: 'https://127.0.0.1:1/elsewhere' } },
-      { delayMs: 3000 },
+      { delayMs: 4500 },
       { destroy: true },
       { status: 503 },
       { status: 400 },
