@@ -4,6 +4,7 @@
 // a spread-out guesser without letting a stranger lock someone out entirely), or the address
 // alone 50. Unknown e-mail addresses are counted exactly like known ones, so the answers never
 // tell whether an account exists. A success clears the pair.
+import type { FastifyReply } from 'fastify';
 import type { AppContext } from '../app-context.ts';
 import { nowIso } from '../util/time.ts';
 
@@ -68,3 +69,9 @@ export async function clearFailures(ctx: AppContext, action: ThrottleAction, acc
 
 export const lockedMessage = (state: ThrottleState) =>
   `Too many failed attempts. Try again in ${Math.max(1, Math.ceil(state.retryAfter / 60))} minute(s).`;
+
+/** For a page answering 429: sets Retry-After and returns the message to show. */
+export function lockedOut(reply: FastifyReply, state: ThrottleState): string {
+  reply.header('Retry-After', String(state.retryAfter));
+  return lockedMessage(state);
+}

@@ -4,7 +4,7 @@ import type { AppContext } from '../app-context.ts';
 import { clientAddress } from '../http/client-address.ts';
 import { formString } from '../web/forms.ts';
 import { renderPage, seeOther, setNotice, verifyCsrf } from '../web/render.ts';
-import { checkThrottle, clearFailures, lockedMessage, recordFailure } from './auth-throttle.ts';
+import { checkThrottle, clearFailures, lockedOut, recordFailure } from './auth-throttle.ts';
 import { normaliseEmail } from './email.ts';
 import { burnPasswordCheck, verifyPassword } from './passwords.ts';
 import { safeNextPath } from './session-auth.ts';
@@ -34,8 +34,7 @@ export function registerLoginPages(pages: FastifyInstance, ctx: AppContext) {
     const address = clientAddress(ctx.config, request.raw);
     const throttle = await checkThrottle(ctx, 'login', email, address);
     if (throttle.locked) {
-      reply.header('Retry-After', String(throttle.retryAfter));
-      return renderPage(reply, 'accounts/views/login', { ...form, error: lockedMessage(throttle) }, { status: 429 });
+      return renderPage(reply, 'accounts/views/login', { ...form, error: lockedOut(reply, throttle) }, { status: 429 });
     }
     const user = email ? await findUserByEmail(db, email) : undefined;
     // An unknown address costs the same argon2 time as a wrong password: the answer and its timing match.
@@ -70,8 +69,7 @@ export function registerLoginPages(pages: FastifyInstance, ctx: AppContext) {
     const account = session.user.email;
     const throttle = await checkThrottle(ctx, 'totp', account, address);
     if (throttle.locked) {
-      reply.header('Retry-After', String(throttle.retryAfter));
-      return renderPage(reply, 'accounts/views/login-totp', { title: 'Two-factor authentication', next, error: lockedMessage(throttle) }, { status: 429 });
+      return renderPage(reply, 'accounts/views/login-totp', { title: 'Two-factor authentication', next, error: lockedOut(reply, throttle) }, { status: 429 });
     }
     const code = formString(request, 'code', { max: 40 });
     const ok = (await verifyTotpCode(ctx, session.user.id, code)) || (await useRecoveryCode(ctx, session.user.id, code));

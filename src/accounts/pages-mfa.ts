@@ -7,7 +7,7 @@ import { clientAddress } from '../http/client-address.ts';
 import { formString } from '../web/forms.ts';
 import { setOnce, takeOnce } from '../web/once.ts';
 import { renderPage, seeOther, setNotice, verifyCsrf } from '../web/render.ts';
-import { checkThrottle, lockedMessage, recordFailure } from './auth-throttle.ts';
+import { checkThrottle, lockedOut, recordFailure } from './auth-throttle.ts';
 import { hasRecentReauth, redirectToLogin, redirectToReauth } from './session-auth.ts';
 import { beginEnrolment, confirmEnrolment, deactivateTotp, pendingEnrolment, regenerateRecoveryCodes, totpStatus } from './totp.ts';
 
@@ -44,7 +44,7 @@ export function registerMfaPages(pages: FastifyInstance, ctx: AppContext) {
     if (!user) return redirectToLogin(reply, '/accounts/mfa/');
     const address = clientAddress(ctx.config, request.raw);
     const throttle = await checkThrottle(ctx, 'totp', user.email, address);
-    if (throttle.locked) return renderPage(reply, 'accounts/views/mfa', { ...(await page(user.id, user.email)), error: lockedMessage(throttle) }, { status: 429 });
+    if (throttle.locked) return renderPage(reply, 'accounts/views/mfa', { ...(await page(user.id, user.email)), error: lockedOut(reply, throttle) }, { status: 429 });
     const codes = await confirmEnrolment(ctx, user.id, formString(request, 'code', { max: 20 }));
     if (!codes) {
       await recordFailure(ctx, 'totp', user.email, address);

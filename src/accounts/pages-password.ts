@@ -9,7 +9,7 @@ import { formString } from '../web/forms.ts';
 import { renderError, renderPage, seeOther, setNotice, verifyCsrf } from '../web/render.ts';
 import { consumeKey, issueKey, peekKey } from './account-keys.ts';
 import { sendPasswordChangedMail, sendPasswordResetMail } from './account-mail.ts';
-import { checkThrottle, lockedMessage, recordFailure } from './auth-throttle.ts';
+import { checkThrottle, lockedOut, recordFailure } from './auth-throttle.ts';
 import { isValidEmail, normaliseEmail } from './email.ts';
 import { hashPassword } from './passwords.ts';
 import { passwordProblem } from './password-policy.ts';
@@ -33,7 +33,7 @@ export function registerPasswordPages(pages: FastifyInstance, ctx: AppContext) {
     const address = clientAddress(ctx.config, request.raw);
     const throttle = await checkThrottle(ctx, 'reset', email, address);
     if (throttle.locked) {
-      return renderPage(reply, 'accounts/views/reset-request', { title: 'Reset your password', email, error: lockedMessage(throttle) }, { status: 429 });
+      return renderPage(reply, 'accounts/views/reset-request', { title: 'Reset your password', email, error: lockedOut(reply, throttle) }, { status: 429 });
     }
     // Every request counts (known address or not), so the limit itself reveals nothing.
     await recordFailure(ctx, 'reset', email, address);

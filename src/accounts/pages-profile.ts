@@ -5,7 +5,7 @@ import type { AppContext } from '../app-context.ts';
 import { clientAddress } from '../http/client-address.ts';
 import { formString } from '../web/forms.ts';
 import { renderPage, seeOther, setNotice, verifyCsrf } from '../web/render.ts';
-import { checkThrottle, clearFailures, lockedMessage, recordFailure } from './auth-throttle.ts';
+import { checkThrottle, clearFailures, lockedOut, recordFailure } from './auth-throttle.ts';
 import { verifyPassword } from './passwords.ts';
 import { PROFILE_FIELDS, PROFILE_NAME_MAX_LENGTH, profileProblem, updateProfileNames, type ProfileField } from './profile.ts';
 import { redirectToLogin, safeNextPath } from './session-auth.ts';
@@ -80,7 +80,7 @@ export function registerProfilePages(pages: FastifyInstance, ctx: AppContext) {
     if (!user || !session) return redirectToLogin(reply, `/accounts/reauthenticate/?next=${encodeURIComponent(next)}`);
     const address = clientAddress(ctx.config, request.raw);
     const throttle = await checkThrottle(ctx, 'reauth', user.email, address);
-    if (throttle.locked) return renderPage(reply, 'accounts/views/reauthenticate', await reauthForm(user.id, next, lockedMessage(throttle)), { status: 429 });
+    if (throttle.locked) return renderPage(reply, 'accounts/views/reauthenticate', await reauthForm(user.id, next, lockedOut(reply, throttle)), { status: 429 });
     const password = formString(request, 'password', { trim: false });
     const code = formString(request, 'code', { max: 20 });
     let ok = false;

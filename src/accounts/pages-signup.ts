@@ -9,7 +9,7 @@ import { formString } from '../web/forms.ts';
 import { renderError, renderPage, seeOther, setNotice, verifyCsrf } from '../web/render.ts';
 import { consumeKey, issueKey, peekKey } from './account-keys.ts';
 import { sendAlreadyRegisteredMail, sendConfirmationMail } from './account-mail.ts';
-import { checkThrottle, lockedMessage, recordFailure } from './auth-throttle.ts';
+import { checkThrottle, lockedMessage, lockedOut, recordFailure } from './auth-throttle.ts';
 import { isValidEmail, normaliseEmail } from './email.ts';
 import { hashPassword } from './passwords.ts';
 import { passwordProblem } from './password-policy.ts';
@@ -40,7 +40,7 @@ export function registerSignupPages(pages: FastifyInstance, ctx: AppContext) {
     // Each sign-up sends an e-mail: limited per (address, client) like the other mail-sending forms.
     const address = clientAddress(ctx.config, request.raw);
     const throttle = await checkThrottle(ctx, 'verify', email, address);
-    if (throttle.locked) return renderPage(reply, 'accounts/views/signup', { ...form, error: lockedMessage(throttle) }, { status: 429 });
+    if (throttle.locked) return renderPage(reply, 'accounts/views/signup', { ...form, error: lockedOut(reply, throttle) }, { status: 429 });
     await recordFailure(ctx, 'verify', email, address);
 
     const existing = await findUserByEmail(db, email);
