@@ -321,6 +321,17 @@ describe('account pages', () => {
       assert.match(mails.at(-1)!.headers.get('subject')!, /password was changed/);
     });
 
+    it('limits reset requests per (address, client): the 6th within 15 minutes is 429 and sends nothing', async () => {
+      const user = await t.user();
+      const c = new PageClient(t);
+      await c.get('/accounts/password/reset/');
+      for (let i = 0; i < 5; i++) assert.equal((await c.post('/accounts/password/reset/', { email: user.email })).statusCode, 303);
+      const locked = await c.post('/accounts/password/reset/', { email: user.email });
+      assert.equal(locked.statusCode, 429);
+      assert.ok(Number(locked.headers['retry-after']) > 0);
+      assert.equal((await mailTo(t, user.email)).length, 5);
+    });
+
     it('answers the same for an unknown address and sends nothing', async () => {
       const c = new PageClient(t);
       await c.get('/accounts/password/reset/');
