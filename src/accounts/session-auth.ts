@@ -68,7 +68,7 @@ export function sessionResolver(ctx: AppContext): AmbientResolver {
     const session = await loadSession(ctx, request);
     if (!session || session.stage !== 'full') return null;
     if (!SAFE_METHODS.has(request.method) && !csrfTokenMatches(secretKey, csrfSeedOf(request), session.id, request.headers[CSRF_HEADER])) {
-      throw new HttpProblem(403, `A request authenticated by the session cookie must send the ${'X-CSRF-Token'} header with the page's CSRF token.`);
+      throw new HttpProblem(403, `A request authenticated by the session cookie must send the X-CSRF-Token header with the page's CSRF token.`);
     }
     return { user: session.user, kind: 'session', scopes: null, credentialId: `session:${session.id.slice(0, 16)}` };
   };
