@@ -33,6 +33,9 @@ const { values } = parseArgs({
     only: { type: 'string' },
     'no-build': { type: 'boolean', default: false },
     out: { type: 'string' },
+    // Development of the harness itself: a full run's logic with fewer/shorter rounds.
+    rounds: { type: 'string' },
+    seconds: { type: 'string' },
   },
 });
 
@@ -75,6 +78,11 @@ async function main() {
     dir,
     log,
   };
+  if (values.rounds) {
+    plan.rounds = Number(values.rounds);
+    plan.maxRounds = plan.rounds + 1;
+  }
+  if (values.seconds) plan.seconds = Number(values.seconds);
   log(`${quick ? 'quick' : 'full'} run in ${dir}`);
   const only = values.only?.split(',');
   const want = (name: string) => !only || only.includes(name);

@@ -32,7 +32,7 @@ export async function startupScenarios(plan: Plan): Promise<Metric[]> {
   if (!commandExists('hyperfine')) {
     metrics.push(notAvailable('startup', 'startup, spawn → listening', 'hyperfine not installed', TARGETS.startup));
   } else {
-    const runs = plan.quick ? 3 : 10;
+    const runs = plan.quick ? 3 : 6;
     const warmups = plan.quick ? 1 : 2;
     const rounds: { app: number; bare: number; clean: boolean }[] = [];
     for (let round = 0; round < plan.rounds; round++) {
