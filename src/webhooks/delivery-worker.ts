@@ -50,6 +50,8 @@ class DeliveryLoop {
   readonly #inFlight = new Map<number, Promise<void>>();
   readonly #writer: ResultWriter;
   readonly #minClaim: number;
+  #listener: PoolClient | null = null;
+  #listenRetryAt = 0;
   #wakeup: (() => void) | null = null;
   #kicked = false;
 
@@ -73,9 +75,10 @@ class DeliveryLoop {
     const settings = ctx.config.webhooks;
     ctx.wake.on('webhooks', this.#kick);
     signal.addEventListener('abort', this.#kick, { once: true });
-    const listener = await this.#listen();
     try {
       while (!signal.aborted) {
+        // (Re)subscribe to NOTIFY on PostgreSQL; a lost listener only costs latency (polling goes on).
+        if (ctx.db.pool && !this.#listener && Date.now() >= this.#listenRetryAt) await this.#listen();
         const free = settings.concurrency - this.#inFlight.size;
         let claimed: ClaimedDelivery[] = [];
         let requested = 0;
@@ -103,6 +106,8 @@ class DeliveryLoop {
       await Promise.allSettled(this.#inFlight.values());
       await this.#writer.drain();
       await this.#client.close();
+      const listener = this.#listener;
+      this.#listener = null;
       if (listener) {
         listener.removeAllListeners('notification');
         await listener.query(`unlisten ${WAKE_CHANNEL}`).catch(() => {});
@@ -112,18 +117,25 @@ class DeliveryLoop {
   }
 
   /** PostgreSQL: a pooled client LISTENing on the wake channel (NOTIFY arrives at commit). */
-  async #listen(): Promise<PoolClient | null> {
-    const pool = this.#ctx.db.pool;
-    if (!pool) return null;
+  async #listen(): Promise<void> {
+    const pool = this.#ctx.db.pool!;
+    this.#listenRetryAt = Date.now() + 5_000;
+    let client: PoolClient | null = null;
     try {
-      const client = await pool.connect();
+      client = await pool.connect();
+      const lost = (error?: Error) => {
+        if (this.#listener !== client) return;
+        this.#listener = null;
+        client!.release(error ?? true);
+      };
       client.on('notification', this.#kick);
-      client.on('error', () => {});
+      client.on('error', lost);
+      client.on('end', () => lost());
       await client.query(`listen ${WAKE_CHANNEL}`);
-      return client;
+      this.#listener = client;
     } catch (error) {
-      webhookLog(this.#ctx).warn({ err: error }, 'LISTEN failed; webhook worker falls back to polling');
-      return null;
+      if (client) client.release(true);
+      webhookLog(this.#ctx).warn({ err: error }, 'LISTEN failed; the webhook worker polls until it succeeds');
     }
   }
 

@@ -79,6 +79,23 @@ describe('webhook delivery', () => {
     assert.deepEqual(rows.map((row) => [row.status, row.status_code, row.next_retry_at, row.attempt]), Array(3).fill(['success', 200, null, 1]));
   });
 
+  it('a dispatch wakes the worker at once (no waiting for the 1 s poll)', async () => {
+    const r = await receiver();
+    const teamId = await team();
+    await f.createSubscription(r.url, ['*'], teamId);
+    const latencies: number[] = [];
+    for (let i = 0; i < 15; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 60));
+      const started = Date.now();
+      await f.emit('team.member.added', memberAdded, teamId);
+      await r.waitFor(i + 1);
+      latencies.push(Date.now() - started);
+    }
+    latencies.sort((a, b) => a - b);
+    // Polling alone would give a median near 500 ms.
+    assert.ok(latencies[7] < 250, `median ${latencies[7]} ms (${latencies.join(', ')})`);
+  });
+
   it('sends only the subscribed types and only to the event\'s team', async () => {
     const r = await receiver();
     const teamId = await team();
