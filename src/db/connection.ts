@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { openNodeSqlite } from './node-sqlite.ts';
 import type { Database } from './schema.ts';
+import { WriteFeed, WritePublisher, isPublishedWrite } from './write-feed.ts';
 import { WriteWatchPlugin } from './write-watch.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -20,13 +21,20 @@ export interface Db {
 // COUNT(*) and BIGINT columns arrive as strings from pg by default; every such value here fits a JS number.
 pg.types.setTypeParser(20, (value) => Number(value));
 
-// Per Kysely instance: a counter that changes whenever another connection (another process, or a
-// CLI command in this one) commits to the same database. SQLite's `PRAGMA data_version` is exactly
-// that and costs a microsecond; PostgreSQL has no such cheap local read, so it has none.
-const externalChangeCounters = new WeakMap<Kysely<Database>, () => number>();
+/**
+ * How a cache learns of commits made by other connections (other processes, or a CLI command in
+ * this one), per Kysely instance. SQLite: `counter()` reads `PRAGMA data_version`, which changes
+ * whenever another connection committed to the file (poll it). PostgreSQL: `subscribe()` delivers
+ * the writes other processes publish (db/write-feed.ts); `live()` is false while not listening.
+ */
+export type ExternalChanges =
+  | { kind: 'counter'; counter: () => number }
+  | { kind: 'feed'; subscribe(listener: (table: string) => void): void; live(): boolean };
 
-export function externalChangeCounter(kysely: Kysely<Database>): (() => number) | null {
-  return externalChangeCounters.get(kysely) ?? null;
+const externalChangeSources = new WeakMap<Kysely<Database>, ExternalChanges>();
+
+export function externalChanges(kysely: Kysely<Database>): ExternalChanges | null {
+  return externalChangeSources.get(kysely) ?? null;
 }
 
 export function isSqliteUrl(url: string): boolean {
@@ -39,12 +47,27 @@ export function openDb(databaseUrl: string, options: { poolSize?: number } = {})
     if (location !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(location)), { recursive: true });
     const database = openNodeSqlite(location);
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database }), plugins: [new WriteWatchPlugin()] });
-    externalChangeCounters.set(kysely, database.dataVersion);
+    externalChangeSources.set(kysely, { kind: 'counter', counter: database.dataVersion });
     return { kysely, dialect: 'sqlite', pool: null, close: () => kysely.destroy() };
   }
   const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 10 });
   // An idle client that loses its server must not crash the process; the next query reports it.
   pool.on('error', () => {});
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [new WriteWatchPlugin()] });
-  return { kysely, dialect: 'postgres', pool, close: () => kysely.destroy() };
+  // Writes to the tables other processes cache are published (NOTIFY) before the write's promise
+  // resolves, so a writer that then sends a request finds every server already told.
+  const publisher = new WritePublisher(pg.Client, databaseUrl);
+  const publish = (table: string, columns: readonly string[] | null) => (isPublishedWrite(table, columns) ? publisher.publish(table) : undefined);
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [new WriteWatchPlugin(publish)] });
+  const feed = new WriteFeed(pool);
+  externalChangeSources.set(kysely, { kind: 'feed', subscribe: (listener) => feed.subscribe(listener), live: () => feed.live });
+  return {
+    kysely,
+    dialect: 'postgres',
+    pool,
+    close: async () => {
+      await feed.close();
+      await kysely.destroy();
+      await publisher.close();
+    },
+  };
 }

@@ -2,7 +2,8 @@
 // to chosen tables, so that in-process caches (the PAT resolver's) can drop what a write may have
 // changed the moment it happens — whichever module, request or CLI command made it. A Kysely
 // plugin sees every query's syntax tree, so no writer has to remember to call an invalidation hook.
-// Writes made by other processes are not seen here: see externalChangeCounter in connection.ts.
+// Writes made by other processes are not seen here: see externalChanges in connection.ts (SQLite's
+// data_version; on PostgreSQL the writer also publishes the write, db/write-feed.ts).
 import type {
   KyselyPlugin,
   OperationNode,
@@ -38,8 +39,8 @@ function columnName(node: OperationNode): string {
 
 const RAW_WRITE = /^\s*(update|delete|insert\s+or\s+replace)\b[^;]*?\b(?:from\s+|update\s+|into\s+)?"?([a-z_][a-z0-9_]*)"?/i;
 
-function notify(node: RootOperationNode) {
-  if (listeners.size === 0) return;
+/** Tells the listeners; returns what was written (null when the query writes nothing). */
+function notify(node: RootOperationNode): { table: string; columns: readonly string[] | null } | null {
   let table: string | null = null;
   let columns: readonly string[] | null = null;
   if (node.kind === 'UpdateQueryNode') {
@@ -52,10 +53,11 @@ function notify(node: RootOperationNode) {
     const match = RAW_WRITE.exec(node.sqlFragments.join('?'));
     if (match) table = match[2];
   } else {
-    return;
+    return null;
   }
-  if (table === null) return;
+  if (table === null) return null;
   for (const listener of listeners) listener(table, columns);
+  return { table, columns };
 }
 
 /**
@@ -64,6 +66,12 @@ function notify(node: RootOperationNode) {
  */
 export class WriteWatchPlugin implements KyselyPlugin {
   readonly #pending = new WeakMap<object, RootOperationNode>();
+  /** Called (and awaited, before the query's promise resolves) after each write. */
+  readonly #afterWrite: ((table: string, columns: readonly string[] | null) => Promise<void> | void) | null;
+
+  constructor(afterWrite: ((table: string, columns: readonly string[] | null) => Promise<void> | void) | null = null) {
+    this.#afterWrite = afterWrite;
+  }
 
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     const { node } = args;
@@ -78,7 +86,8 @@ export class WriteWatchPlugin implements KyselyPlugin {
     const node = this.#pending.get(args.queryId);
     if (node) {
       this.#pending.delete(args.queryId);
-      notify(node);
+      const written = notify(node);
+      if (written && this.#afterWrite) await this.#afterWrite(written.table, written.columns);
     }
     return args.result;
   }

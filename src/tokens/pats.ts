@@ -3,7 +3,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import type { AuthUser, BearerResolver, Principal } from '../http/auth.ts';
-import { externalChangeCounter } from '../db/connection.ts';
+import { externalChanges } from '../db/connection.ts';
+import { isPublishedWrite } from '../db/write-feed.ts';
 import { onTableWrite } from '../db/write-watch.ts';
 import { toAuthUser } from '../accounts/users.ts';
 import { nowIso } from '../util/time.ts';
@@ -85,10 +86,11 @@ const LAST_USED_GRANULARITY_MS = 60_000;
 /**
  * How old the database state behind a cached token may be when it is used. Within this process
  * any write to `users` or `personal_access_tokens` (revocation, deactivation, profile change — by a
- * request or a CLI command) empties the cache at once (db/write-watch.ts); on SQLite a commit by any
- * other process does too (PRAGMA data_version, checked on every request). So the TTL only bounds
- * what this process cannot see: a change committed by another process on PostgreSQL takes effect
- * here within this long.
+ * request or a CLI command) empties the cache at once (db/write-watch.ts). Other processes' commits:
+ * on SQLite, PRAGMA data_version (checked once per event-loop turn); on PostgreSQL, every process
+ * publishes such writes with NOTIFY before the write returns, and this one LISTENs (db/write-feed.ts);
+ * while it is not listening the cache is not used. So the TTL only bounds writes nothing announces
+ * (raw SQL from outside the service on PostgreSQL): they take effect here within this long.
  */
 export const PAT_CACHE_TTL_MS = 1_000;
 /**
@@ -101,7 +103,6 @@ const IDLE_EVICT_MS = 30_000;
 /** Bounded: beyond it the oldest entry goes. */
 const PAT_CACHE_MAX_ENTRIES = 10_000;
 const REVALIDATE_CHUNK = 500;
-const WATCHED_TABLES = new Set(['users', 'personal_access_tokens']);
 
 /** What the resolver reads per token: the token and its user, in one joined row. */
 interface PatRow {
@@ -141,7 +142,10 @@ export class PatResolver implements BearerResolver {
   readonly #cache = new Map<string, CachedPat>();
   /** Bumped on every invalidation: a lookup that raced one does not fill the cache. */
   #generation = 0;
-  readonly #externalChanges: (() => number) | null;
+  /** SQLite: the data_version reader. */
+  readonly #externalCounter: (() => number) | null = null;
+  /** PostgreSQL: whether the write feed is listening (the cache is bypassed while it is not). */
+  readonly #feedLive: (() => boolean) | null = null;
   #externalSeen = -1;
   #externalCheckedThisTurn = false;
   readonly #nextTurn = () => {
@@ -152,13 +156,16 @@ export class PatResolver implements BearerResolver {
   constructor(db: Kysely<Database>, emptyScopesFullAccess: boolean) {
     this.#db = db;
     this.#emptyScopesFullAccess = emptyScopesFullAccess;
-    this.#externalChanges = externalChangeCounter(db);
-    // The listener lives as long as the process (one resolver per app); it only clears a Map.
+    const external = externalChanges(db);
+    if (external?.kind === 'counter') this.#externalCounter = external.counter;
+    if (external?.kind === 'feed') {
+      this.#feedLive = external.live;
+      external.subscribe(() => this.invalidate());
+    }
+    // The listener lives as long as the process (one resolver per app); it only clears a Map. Our
+    // own last_used_at bookkeeping changes nothing a principal carries (isPublishedWrite).
     onTableWrite((table, columns) => {
-      if (!WATCHED_TABLES.has(table)) return;
-      // Our own last_used_at bookkeeping changes nothing a principal carries.
-      if (table === 'personal_access_tokens' && columns?.length === 1 && columns[0] === 'last_used_at') return;
-      this.invalidate();
+      if (isPublishedWrite(table, columns)) this.invalidate();
     });
   }
 
@@ -179,17 +186,17 @@ export class PatResolver implements BearerResolver {
     // Once per turn of the event loop: every request resolved in this turn was read from its socket
     // after the current I/O poll returned, so a commit that finished before such a request was sent
     // also finished before this check. (A PRAGMA per request cost ~3 µs, a tenth of the hot path.)
-    if (this.#externalChanges && !this.#externalCheckedThisTurn) {
+    if (this.#externalCounter && !this.#externalCheckedThisTurn) {
       this.#externalCheckedThisTurn = true;
       setImmediate(this.#nextTurn);
-      const version = this.#externalChanges();
+      const version = this.#externalCounter();
       if (version !== this.#externalSeen) {
         this.#externalSeen = version;
         this.invalidate();
       }
     }
     let entry = this.#cache.get(hash);
-    if (entry && now - entry.fetchedAt >= PAT_CACHE_TTL_MS) {
+    if (entry && (now - entry.fetchedAt >= PAT_CACHE_TTL_MS || (this.#feedLive !== null && !this.#feedLive()))) {
       this.#cache.delete(hash);
       entry = undefined;
     }
@@ -246,7 +253,7 @@ export class PatResolver implements BearerResolver {
     // One joined query for token and user: the hot path of every PAT request not in the cache.
     const row = await this.#query().where('t.token_hash', '=', hash).executeTakeFirst();
     const entry = row ? this.#entryFrom(row, now, now) : null;
-    if (entry && generation === this.#generation) {
+    if (entry && generation === this.#generation && (this.#feedLive === null || this.#feedLive())) {
       if (this.#cache.size >= PAT_CACHE_MAX_ENTRIES) this.#cache.delete(this.#cache.keys().next().value as string);
       this.#cache.set(hash, entry);
       this.#revalidation ??= setTimeout(() => this.#revalidate(), REVALIDATE_EVERY_MS).unref();
