@@ -84,25 +84,27 @@ export async function revokePat(db: Kysely<Database>, id: number, userId?: numbe
 const LAST_USED_GRANULARITY_MS = 60_000;
 
 /**
- * How old the database state behind a cached token may be when it is used. Within this process
+ * PostgreSQL: how old the database state behind a cached token may be when it is used. Within this process
  * any write to `users` or `personal_access_tokens` (revocation, deactivation, profile change — by a
  * request or a CLI command) empties the cache at once (db/write-watch.ts). Other processes' commits:
  * on SQLite, PRAGMA data_version (checked once per event-loop turn); on PostgreSQL, every process
  * publishes such writes with NOTIFY before the write returns, and this one LISTENs (db/write-feed.ts);
  * while it is not listening the cache is not used. So the TTL only bounds writes nothing announces
- * (raw SQL from outside the service on PostgreSQL): they take effect here within this long.
+ * (raw SQL from outside the service on PostgreSQL): they take effect here within this long. SQLite
+ * needs no TTL: every commit by any other connection moves data_version.
  */
 export const PAT_CACHE_TTL_MS = 1_000;
 /**
- * Cached tokens are re-read in one query every half TTL (all of them at once), so a busy token never
- * expires and the database sees one query per interval instead of one per token per TTL.
+ * PostgreSQL: cached tokens are re-read every half TTL, a few hundred per query (between queries the
+ * event loop serves requests), so a busy token never expires and the database sees a few queries per
+ * interval instead of one per token per TTL.
  */
 const REVALIDATE_EVERY_MS = PAT_CACHE_TTL_MS / 2;
 /** A token not presented for this long is dropped at the next revalidation instead of re-read. */
 const IDLE_EVICT_MS = 30_000;
 /** Bounded: beyond it the oldest entry goes. */
 const PAT_CACHE_MAX_ENTRIES = 10_000;
-const REVALIDATE_CHUNK = 500;
+const REVALIDATE_CHUNK = 200;
 
 /** What the resolver reads per token: the token and its user, in one joined row. */
 interface PatRow {
@@ -122,6 +124,9 @@ interface PatRow {
 }
 
 interface CachedPat {
+  /** The row's raw values, to tell an unchanged row at revalidation without rebuilding the entry. */
+  scopesJson: string;
+  expiresAtRaw: string | null;
   /** When the query that produced this entry started: the state is at least this recent. */
   fetchedAt: number;
   usedAt: number;
@@ -196,7 +201,7 @@ export class PatResolver implements BearerResolver {
       }
     }
     let entry = this.#cache.get(hash);
-    if (entry && (now - entry.fetchedAt >= PAT_CACHE_TTL_MS || (this.#feedLive !== null && !this.#feedLive()))) {
+    if (entry && this.#externalCounter === null && (now - entry.fetchedAt >= PAT_CACHE_TTL_MS || (this.#feedLive !== null && !this.#feedLive()))) {
       this.#cache.delete(hash);
       entry = undefined;
     }
@@ -236,6 +241,8 @@ export class PatResolver implements BearerResolver {
     const scopes: string[] = JSON.parse(row.scopes);
     const fullAccess = scopes.length === 0 && this.#emptyScopesFullAccess;
     return {
+      scopesJson: row.scopes,
+      expiresAtRaw: row.expires_at,
       fetchedAt,
       usedAt,
       tokenId: row.token_id,
@@ -256,38 +263,41 @@ export class PatResolver implements BearerResolver {
     if (entry && generation === this.#generation && (this.#feedLive === null || this.#feedLive())) {
       if (this.#cache.size >= PAT_CACHE_MAX_ENTRIES) this.#cache.delete(this.#cache.keys().next().value as string);
       this.#cache.set(hash, entry);
-      this.#revalidation ??= setTimeout(() => this.#revalidate(), REVALIDATE_EVERY_MS).unref();
+      if (this.#externalCounter === null) this.#revalidation ??= setTimeout(() => this.#revalidate(), REVALIDATE_EVERY_MS).unref();
     }
     return entry;
   }
 
-  /** Re-reads every cached token in a few queries; drops idle, revoked, deactivated and deleted ones. */
+  /** Re-reads every cached token, a chunk per query; drops idle, revoked, deactivated and deleted ones. */
   async #revalidate() {
-    const started = Date.now();
-    const generation = this.#generation;
-    const wanted = new Map<number, string>();
+    const now = Date.now();
+    const wanted: [number, string][] = [];
     for (const [hash, entry] of this.#cache) {
-      if (started - entry.usedAt > IDLE_EVICT_MS) this.#cache.delete(hash);
-      else wanted.set(entry.tokenId, hash);
+      if (now - entry.usedAt > IDLE_EVICT_MS) this.#cache.delete(hash);
+      else wanted.push([entry.tokenId, hash]);
     }
     try {
-      const ids = [...wanted.keys()];
-      const rows = [];
-      for (let i = 0; i < ids.length; i += REVALIDATE_CHUNK) {
-        rows.push(...(await this.#query().where('t.id', 'in', ids.slice(i, i + REVALIDATE_CHUNK)).execute()));
-      }
-      if (generation === this.#generation) {
+      for (let i = 0; i < wanted.length; i += REVALIDATE_CHUNK) {
+        const chunk = wanted.slice(i, i + REVALIDATE_CHUNK);
+        const started = Date.now();
+        const generation = this.#generation;
+        const rows = await this.#query().where('t.id', 'in', chunk.map(([id]) => id)).execute();
+        if (generation !== this.#generation) continue;
         const seen = new Set<string>();
         for (const row of rows) {
           const current = this.#cache.get(row.token_hash);
           if (!current) continue;
           seen.add(row.token_hash);
+          if (sameRow(current, row)) {
+            current.fetchedAt = started;
+            continue;
+          }
           const entry = this.#entryFrom(row, started, current.usedAt);
           if (entry) this.#cache.set(row.token_hash, entry);
           else this.#cache.delete(row.token_hash);
         }
         // Gone from the database (deleted token or user): gone from the cache.
-        for (const hash of wanted.values()) if (!seen.has(hash)) this.#cache.delete(hash);
+        for (const [, hash] of chunk) if (!seen.has(hash)) this.#cache.delete(hash);
       }
     } catch {
       // The database is unreachable or closed (app stopped): forget everything, which also ends
@@ -312,4 +322,20 @@ export class PatResolver implements BearerResolver {
       .execute()
       .catch(() => this.#lastUsedWrites.delete(tokenId));
   }
+}
+
+/** True when the row still says what the entry holds (the entry can be kept as it is). */
+function sameRow(entry: CachedPat, row: PatRow): boolean {
+  const user = entry.user;
+  return (
+    row.revoked_at === null &&
+    row.is_active === 1 &&
+    row.scopes === entry.scopesJson &&
+    row.expires_at === entry.expiresAtRaw &&
+    row.email === user.email &&
+    row.first_name === user.first_name &&
+    row.last_name === user.last_name &&
+    row.display_name === user.display_name &&
+    row.is_staff === (user.is_staff ? 1 : 0)
+  );
 }
