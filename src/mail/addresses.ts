@@ -40,6 +40,10 @@ export function parseRecipients(values: readonly string[]): { mailboxes: Mailbox
 
 /** Reads one address written either bare or as `Name <addr>`; null when it is not one valid address. */
 export function parseOneAddress(value: string): string | null {
+  // The form SES writes (a bare address) needs no RFC 5322 parsing: none of the characters the parser
+  // treats specially can be in it, so it would return it unchanged.
+  const bare = normaliseAddress(value);
+  if (bare.length <= 254 && BARE_ADDRESS.test(bare)) return bare;
   const { mailboxes, invalid } = parseRecipients([value]);
   return mailboxes.length === 1 && invalid.length === 0 ? mailboxes[0].address : null;
 }

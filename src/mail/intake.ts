@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { AppContext } from '../app-context.ts';
 import { HttpProblem } from '../http/problem.ts';
-import { storeEvents } from './intake-store.ts';
+import { IntakeStore } from './intake-store.ts';
 import { mailLog } from './log.ts';
 import { readSesEvent, TooManyRecipients } from './ses-events.ts';
 import { CertificateRefused, FETCH_TIMEOUT_MS, SnsCertificateStore } from './sns-certificates.ts';
@@ -61,6 +61,7 @@ export async function registerMailproviderIntake(app: FastifyInstance, ctx: AppC
   }
   const network = intakeNetwork(ctx);
   const certificates = new SnsCertificateStore({ trustAnchorsFile: config.mailproviderTrustAnchorsFile, network: () => network });
+  const store = new IntakeStore(ctx.db.kysely);
 
   // An encapsulated plugin: its own body limit and content-type parsing apply to this route only. SNS posts
   // JSON as text/plain, so the body is read as text whatever the content type says and parsed here.
@@ -130,13 +131,15 @@ export async function registerMailproviderIntake(app: FastifyInstance, ctx: AppC
         if (error instanceof TooManyRecipients) refuse(log, message, error.message);
         throw error;
       }
-      const stored = await storeEvents(ctx.db.kysely, { messageId: message.MessageId, topicArn: message.TopicArn }, events!);
+      const stored = await store.store({ messageId: message.MessageId, topicArn: message.TopicArn }, events!);
       const inserted = stored.filter((s) => s.inserted).length;
       for (const entry of stored) {
         if (entry.suppression === 'suppressed') log.warn({ email: entry.email, event_key: entry.key }, 'address suppressed');
         if (entry.suppression === 'predates_release') log.info({ email: entry.email, event_key: entry.key }, 'event predates the release of the address: not suppressed again');
       }
-      log.info({ sns_message_id: message.MessageId, type: events![0].eventType, recipients: stored.length, inserted }, 'mail-provider event recorded');
+      // What was recorded goes on the request's own log line (one line per request on this hot path).
+      // (Fastify's logger type omits setBindings; the app's request logger is pino, which has it.)
+      (request.log as Partial<Logger>).setBindings?.({ sns_message_id: message.MessageId, sns_event: events![0].eventType, recipients: stored.length, inserted });
       return reply.send({ status: inserted === 0 ? 'duplicate' : 'recorded' });
     });
   });

@@ -18,8 +18,10 @@ export function secureCookies(ctx: AppContext): boolean {
   return ctx.config.baseUrl.startsWith('https:');
 }
 
-// Paths that are never pages: the API (its own auth), static files, health, discovery documents.
-const NOT_A_PAGE = /^\/(api\/|static\/|healthz|readyz|\.well-known\/)/;
+// Paths that are never pages: the API (its own auth), inbound provider webhooks (machine callers, signed
+// messages: a CSRF cookie and a session lookup per notification were a tenth of the SNS intake's time),
+// static files, health, discovery documents.
+const NOT_A_PAGE = /^\/(api\/|webhooks\/|static\/|healthz|readyz|\.well-known\/)/;
 
 export async function installWeb(app: FastifyInstance, ctx: AppContext, viewer: ViewerLoader) {
   const secretKey = ctx.config.secretKey!;

@@ -77,6 +77,7 @@ describe('mail-provider intake: accepted notifications', () => {
     const res = await post(message);
     assert.equal(res.statusCode, 200);
     assert.deepEqual(res.json(), { status: 'recorded' });
+    assert.equal(res.headers['set-cookie'], undefined, 'a machine endpoint: no browser cookie');
     const rows = await events();
     assert.equal(rows.length, 1);
     assert.equal(rows[0].event_key, message.MessageId);
@@ -239,6 +240,19 @@ describe('mail-provider intake: release semantics', () => {
     await new Promise((resolve) => setTimeout(resolve, 5));
     assert.equal((await post(bounceAt('back@example.com', new Date()))).statusCode, 200);
     assert.deepEqual(await activeSuppressions(), ['back@example.com'], 'a new genuine bounce suppresses again');
+  });
+
+  it('notifications arriving together are each recorded and answered for themselves', async () => {
+    const at = new Date(Date.now() - 60_000);
+    const messages = ['a@example.com', 'b@example.com', 'a@example.com', 'c@example.com'].map((email, i) => bounceAt(email, new Date(at.getTime() + i)));
+    const answers = await Promise.all([...messages, messages[1]].map((message) => post(message)));
+    assert.deepEqual(answers.map((a) => a.statusCode), [200, 200, 200, 200, 200]);
+    assert.deepEqual(answers.slice(0, 4).map((a) => a.json().status), ['recorded', 'recorded', 'recorded', 'recorded']);
+    assert.equal(answers[4].json().status, 'duplicate');
+    assert.deepEqual(await activeSuppressions(), ['a@example.com', 'b@example.com', 'c@example.com']);
+    // The second bounce of a@ found the address already suppressed: one suppression, one row marked.
+    const rows = await events();
+    assert.deepEqual(rows.map((r) => [r.event_key, r.suppressed]), messages.map((m, i) => [m.MessageId, i === 2 ? 0 : 1]));
   });
 });
 
