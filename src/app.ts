@@ -14,6 +14,7 @@ import { OneLinePerRequest } from './http/request-log.ts';
 import { throttleRequest } from './http/throttle-hook.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { Problem } from './http/schemas.ts';
+import { requestLogger } from './util/logger.ts';
 import { registerSuppressionAdminRoutes } from './mail/admin-routes.ts';
 import { registerMailproviderIntake } from './mail/intake.ts';
 import { registerOAuth } from './oauth/routes.ts';
@@ -29,7 +30,7 @@ export const isApiPath = (url: string) => url.startsWith('/api/');
 export async function buildApp(ctx: AppContext): Promise<TypedApp> {
   const { config } = ctx;
   const app = Fastify({
-    logger: { level: config.logLevel },
+    loggerInstance: requestLogger(config),
     logController: new OneLinePerRequest(),
     genReqId: requestIdFor,
     bodyLimit: config.bodyLimitBytes,
