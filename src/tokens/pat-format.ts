@@ -41,11 +41,20 @@ export function generatePat(): string {
   return `${PAT_PREFIX}${body}${checksumOf(body)}`;
 }
 
-/** True when the token has the PAT shape and its checksum matches (no database involved). */
-export function isWellFormedPat(token: string): boolean {
-  if (!PAT_SHAPE.test(token)) return false;
+/** True when the token has the PAT shape: prefix, length, alphabet. */
+export function hasPatShape(token: string): boolean {
+  return PAT_SHAPE.test(token);
+}
+
+/** For a token of the PAT shape: true when its checksum matches its random part. */
+export function hasValidChecksum(token: string): boolean {
   const body = token.slice(PAT_PREFIX.length, PAT_PREFIX.length + RANDOM_LENGTH);
   return token.slice(-CHECKSUM_LENGTH) === checksumOf(body);
+}
+
+/** True when the token has the PAT shape and its checksum matches (no database involved). */
+export function isWellFormedPat(token: string): boolean {
+  return hasPatShape(token) && hasValidChecksum(token);
 }
 
 /** Runs on every PAT request: the one-shot crypto.hash skips the Hash object createHash() builds. */

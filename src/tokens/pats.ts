@@ -8,7 +8,7 @@ import { isPublishedWrite } from '../db/write-feed.ts';
 import { onTableWrite } from '../db/write-watch.ts';
 import { toAuthUser } from '../accounts/users.ts';
 import { nowIso } from '../util/time.ts';
-import { DISPLAY_PREFIX_LENGTH, PAT_PREFIX, generatePat, hashPat, isWellFormedPat } from './pat-format.ts';
+import { DISPLAY_PREFIX_LENGTH, PAT_PREFIX, generatePat, hasPatShape, hasValidChecksum, hashPat } from './pat-format.ts';
 
 export interface NewPat {
   userId: number;
@@ -131,7 +131,8 @@ interface CachedPat {
   fetchedAt: number;
   usedAt: number;
   tokenId: number;
-  lastUsedAt: string | null;
+  /** The row's last_used_at in ms since the epoch (0 when never used): read on every request. */
+  lastUsedMs: number;
   /** ms since the epoch, or Infinity */
   expiresAt: number;
   user: AuthUser;
@@ -185,7 +186,7 @@ export class PatResolver implements BearerResolver {
   }
 
   async resolve(token: string): Promise<Principal | null> {
-    if (!isWellFormedPat(token)) return null;
+    if (!hasPatShape(token)) return null;
     const hash = hashPat(token);
     const now = Date.now();
     // Once per turn of the event loop: every request resolved in this turn was read from its socket
@@ -205,6 +206,9 @@ export class PatResolver implements BearerResolver {
       this.#cache.delete(hash);
       entry = undefined;
     }
+    // The checksum is checked before a database lookup only: a cached entry was loaded for this
+    // very hash, after its token passed the checksum.
+    if (!entry && !hasValidChecksum(token)) return null;
     entry ??= (await this.#load(hash, now)) ?? undefined;
     if (!entry || entry.expiresAt <= now) return null;
     entry.usedAt = now;
@@ -246,7 +250,7 @@ export class PatResolver implements BearerResolver {
       fetchedAt,
       usedAt,
       tokenId: row.token_id,
-      lastUsedAt: row.last_used_at,
+      lastUsedMs: row.last_used_at === null ? 0 : Date.parse(row.last_used_at),
       expiresAt: row.expires_at === null ? Infinity : Date.parse(row.expires_at),
       // Shared by every request this entry serves: frozen so that no route can alter another's.
       user: Object.freeze(toAuthUser(row)),
@@ -309,7 +313,7 @@ export class PatResolver implements BearerResolver {
 
   #touch(entry: CachedPat, now: number) {
     const tokenId = entry.tokenId;
-    const lastWrite = Math.max(this.#lastUsedWrites.get(tokenId) ?? 0, entry.lastUsedAt ? Date.parse(entry.lastUsedAt) : 0);
+    const lastWrite = Math.max(this.#lastUsedWrites.get(tokenId) ?? 0, entry.lastUsedMs);
     if (now - lastWrite < LAST_USED_GRANULARITY_MS) return;
     this.#lastUsedWrites.set(tokenId, now);
     const threshold = new Date(now - LAST_USED_GRANULARITY_MS).toISOString();
