@@ -2,7 +2,7 @@
 // released only by an operator (CLI or admin API), who is recorded with the time and reason. Released rows stay
 // as history; an event that happened before the latest release of its address does not suppress it again
 // (SNS may deliver late or redeliver), while a newer genuine bounce or complaint does.
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, MailSuppressionsTable } from '../db/schema.ts';
 import type { Selectable } from 'kysely';
 import { nowIso } from '../util/time.ts';
@@ -15,19 +15,13 @@ export type SuppressOutcome = 'suppressed' | 'already_suppressed' | 'predates_re
 
 /** Whether an event about `email` that happened at `occurredAt` should suppress it now (reads only). */
 export async function suppressionDecision(trx: Executor, email: string, occurredAt: string): Promise<SuppressOutcome> {
-  const active = await trx
-    .selectFrom('mail_suppressions')
-    .select('id')
-    .where('email', '=', email)
-    .where('released_at', 'is', null)
-    .executeTakeFirst();
-  if (active) return 'already_suppressed';
-  const lastRelease = await trx
-    .selectFrom('mail_suppressions')
-    .select((eb) => eb.fn.max('released_at').as('released_at'))
-    .where('email', '=', email)
-    .executeTakeFirst();
-  if (lastRelease?.released_at && occurredAt <= lastRelease.released_at) return 'predates_release';
+  // One statement: the active episode, if any, and the latest release.
+  const { rows } = await sql<{ active: number | null; last_release: string | null }>`
+    select (select 1 from mail_suppressions where email = ${email} and released_at is null limit 1) as active,
+      (select max(released_at) from mail_suppressions where email = ${email}) as last_release`.execute(trx);
+  const [decision] = rows;
+  if (decision?.active) return 'already_suppressed';
+  if (decision?.last_release && occurredAt <= decision.last_release) return 'predates_release';
   return 'suppressed';
 }
 
