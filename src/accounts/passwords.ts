@@ -1,10 +1,8 @@
 // Password hashing with argon2id from node:crypto (Node >= 24.7), stored in the PHC string format
 // `$argon2id$v=19$m=…,t=…,p=…$<salt>$<hash>` so parameters can be raised later without a migration.
-// node:crypto runs it on the libuv thread pool, off the event loop.
-import { argon2, randomBytes, timingSafeEqual } from 'node:crypto';
-import { promisify } from 'node:util';
-
-const argon2Async = promisify(argon2);
+// The hashing runs off the event loop, on low-priority threads (argon2-threads.ts).
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { argon2id } from './argon2-threads.ts';
 
 // OWASP's argon2id baseline: 19 MiB, 2 passes, 1 lane.
 const PARAMS = { memory: 19456, passes: 2, parallelism: 1, tagLength: 32 };
@@ -13,7 +11,7 @@ const b64 = (buffer: Buffer) => buffer.toString('base64').replace(/=+$/, '');
 
 export async function hashPassword(password: string): Promise<string> {
   const nonce = randomBytes(16);
-  const hash = await argon2Async('argon2id', { message: password, nonce, ...PARAMS });
+  const hash = await argon2id({ message: password, nonce, ...PARAMS });
   return `$argon2id$v=19$m=${PARAMS.memory},t=${PARAMS.passes},p=${PARAMS.parallelism}$${b64(nonce)}$${b64(hash)}`;
 }
 
@@ -23,7 +21,7 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const match = PHC.exec(stored);
   if (!match) return false;
   const expected = Buffer.from(match[5], 'base64');
-  const actual = await argon2Async('argon2id', {
+  const actual = await argon2id({
     message: password,
     nonce: Buffer.from(match[4], 'base64'),
     memory: Number(match[1]),

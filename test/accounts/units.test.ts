@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import fs from 'node:fs';
 import { isCommonPassword, passwordProblem } from '../../src/accounts/password-policy.ts';
+import { hashPassword, verifyPassword } from '../../src/accounts/passwords.ts';
 import { safeNextPath } from '../../src/accounts/session-auth.ts';
 import { purgeAccountRows } from '../../src/accounts/housekeeping.ts';
 import { checkThrottle, recordFailure } from '../../src/accounts/auth-throttle.ts';
@@ -18,6 +20,25 @@ describe('password policy', () => {
     assert.match(passwordProblem('Ada.Lovelace@example.com', 'ada.lovelace@example.com')!, /e-mail/);
     assert.match(passwordProblem('qwertyuiop')!, /too common/);
     assert.equal(passwordProblem('correct horse battery staple', 'a@example.com'), null);
+  });
+});
+
+describe('password hashing', () => {
+  it('argon2id PHC strings that verify the right password only, with more hashes at once than hashing threads', async () => {
+    const passwords = Array.from({ length: 10 }, (_, i) => `a long password number ${i}`);
+    const hashes = await Promise.all(passwords.map((p) => hashPassword(p)));
+    for (const hash of hashes) assert.match(hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$/);
+    assert.equal(new Set(hashes).size, hashes.length, 'a fresh salt each time');
+    const checks = await Promise.all(passwords.map((p, i) => Promise.all([verifyPassword(p, hashes[i]), verifyPassword(p, hashes[(i + 1) % hashes.length])])));
+    assert.deepEqual(checks, passwords.map(() => [true, false]));
+  });
+
+  it('hashes on threads of lower CPU priority than the event loop (Linux)', { skip: process.platform !== 'linux' }, async () => {
+    await hashPassword('a long password to start a thread');
+    const niceOf = (tid: string) => Number(fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16]);
+    const nices = fs.readdirSync('/proc/self/task').map(niceOf);
+    assert.equal(niceOf(String(process.pid)), 0, 'the main thread keeps its priority');
+    assert.ok(nices.includes(10), `a thread at nice 10 among ${JSON.stringify(nices)}`);
   });
 });
 

@@ -1,0 +1,103 @@
+// argon2id on a few dedicated worker threads that run at a lower CPU priority (nice 10) than the
+// event loop. node:crypto's asynchronous argon2 runs on the libuv pool at the event loop's own
+// priority: where the process has one core (containers, the benchmark's pinning), each 30–50 ms
+// hash then takes time slices from request handling, and API latency under logins grew several-fold
+// (docs/performance.md). At nice 10 a waking event loop preempts the hashing at once, and hashing
+// still gets about a tenth of a saturated core, so logins slow down under load but never stall.
+// Written here rather than taken from a pool library: the priority has to be set from inside each
+// thread (Linux applies setpriority to the thread id given), which pools do not offer.
+import os from 'node:os';
+import { Worker } from 'node:worker_threads';
+
+export interface Argon2Params {
+  message: string;
+  nonce: Buffer;
+  memory: number;
+  passes: number;
+  parallelism: number;
+  tagLength: number;
+}
+
+const THREAD_NICE = 10;
+const THREADS = Math.max(1, Math.min(4, os.availableParallelism()));
+
+// CommonJS source evaluated in the thread (the same text runs from src/ and from dist/).
+const THREAD_SOURCE = `
+const { parentPort } = require('node:worker_threads');
+const { argon2Sync } = require('node:crypto');
+try {
+  // /proc/thread-self is "<pid>/task/<tid>": this thread's id, which setpriority accepts on Linux.
+  const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
+  require('node:os').setPriority(tid, ${THREAD_NICE});
+} catch {
+  // Not Linux, or not permitted: hash at the normal priority.
+}
+parentPort.on('message', ({ id, params }) => {
+  try {
+    const hash = argon2Sync('argon2id', params);
+    parentPort.postMessage({ id, hash }, [hash.buffer]);
+  } catch (error) {
+    parentPort.postMessage({ id, error: error.message });
+  }
+});
+`;
+
+interface Job {
+  id: number;
+  params: Argon2Params;
+  resolve: (hash: Buffer) => void;
+  reject: (error: Error) => void;
+}
+
+interface Thread {
+  worker: Worker;
+  job: Job | null;
+}
+
+const idle: Thread[] = [];
+const queue: Job[] = [];
+let started = 0;
+let nextId = 0;
+
+function startThread(): Thread {
+  started++;
+  const thread: Thread = { worker: new Worker(THREAD_SOURCE, { eval: true }), job: null };
+  thread.worker.on('message', (message: { id: number; hash?: Uint8Array; error?: string }) => {
+    const job = thread.job!;
+    thread.job = null;
+    if (message.error !== undefined) job.reject(new Error(message.error));
+    else job.resolve(Buffer.from(message.hash!.buffer, message.hash!.byteOffset, message.hash!.byteLength));
+    take(thread);
+  });
+  thread.worker.on('error', (error) => {
+    // A thread that died fails its job; a new one is started for the next.
+    started--;
+    thread.job?.reject(error);
+    thread.job = null;
+    const at = idle.indexOf(thread);
+    if (at >= 0) idle.splice(at, 1);
+    if (queue.length > 0) take(startThread());
+  });
+  return thread;
+}
+
+/** Gives the thread the next job, or parks it. An idle thread does not keep the process alive. */
+function take(thread: Thread) {
+  const job = queue.shift();
+  if (!job) {
+    thread.worker.unref();
+    idle.push(thread);
+    return;
+  }
+  thread.job = job;
+  thread.worker.ref();
+  thread.worker.postMessage({ id: job.id, params: job.params });
+}
+
+export function argon2id(params: Argon2Params): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    queue.push({ id: nextId++, params, resolve, reject });
+    const thread = idle.pop() ?? (started < THREADS ? startThread() : null);
+    if (thread) take(thread);
+  });
+}
