@@ -39,6 +39,14 @@ const FASTIFY_DETAILS: Record<string, string> = {
   FST_ERR_CTP_INVALID_JSON_BODY: 'Request body is not valid JSON.',
 };
 
+function refuseTextPlain(request: FastifyRequest, _reply: FastifyReply, _payload: unknown, done: (error?: Error) => void) {
+  const type = request.headers['content-type'];
+  if (type && request.method !== 'GET' && request.method !== 'HEAD' && /^\s*text\/plain\b/i.test(type)) {
+    return done(new HttpProblem(415, FASTIFY_DETAILS.FST_ERR_CTP_INVALID_MEDIA_TYPE));
+  }
+  done();
+}
+
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof HttpProblem) {
     return sendProblem(reply, error.status, error.detail, error);
@@ -115,11 +123,12 @@ export function installErrorHandling(app: FastifyInstance) {
   // is a CORS "simple request" that a browser sends cross-site without a preflight, so accepting
   // it would let any web page post to the API. Refused before parsing, with the same 415 as any
   // other unsupported type. (Routes outside /api/, such as the mail-provider intake, may accept it.)
-  app.addHook('preParsing', async (request) => {
-    const type = request.headers['content-type'];
-    if (type && request.method !== 'GET' && request.method !== 'HEAD' && request.url.startsWith('/api/') && /^\s*text\/plain\b/i.test(type)) {
-      throw new HttpProblem(415, FASTIFY_DETAILS.FST_ERR_CTP_INVALID_MEDIA_TYPE);
-    }
+  // Attached to the API routes that take a body only, so GET requests run no hook for it.
+  app.addHook('onRoute', (route) => {
+    const list = Array.isArray(route.method) ? route.method : [route.method];
+    if (!route.url.startsWith('/api/') || list.every((method) => method === 'GET' || method === 'HEAD')) return;
+    const existing = route.preParsing ? (Array.isArray(route.preParsing) ? route.preParsing : [route.preParsing]) : [];
+    route.preParsing = [refuseTextPlain, ...existing];
   });
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) => {
