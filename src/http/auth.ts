@@ -97,15 +97,16 @@ export class Authenticator {
     });
   }
 
-  /** preHandler for routes that declare scopes. */
+  /** preHandler for routes that declare scopes (callback style: no promise on every request). */
   requireScopes(scopes: readonly string[]) {
-    return async (request: FastifyRequest, _reply: FastifyReply) => {
+    const needed = scopes.length === 1 ? `the "${scopes[0]}" scope` : `one of the scopes ${scopes.map((s) => `"${s}"`).join(', ')}`;
+    return (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
       const principal = request.principal;
-      if (!principal) throw this.unauthorized(request);
+      if (!principal) return done(this.unauthorized(request));
       if (principal.scopes && !scopes.some((scope) => principal.scopes!.has(scope))) {
-        const needed = scopes.length === 1 ? `the "${scopes[0]}" scope` : `one of the scopes ${scopes.map((s) => `"${s}"`).join(', ')}`;
-        throw new HttpProblem(403, `This credential lacks ${needed}.`);
+        return done(new HttpProblem(403, `This credential lacks ${needed}.`));
       }
+      done();
     };
   }
 }
