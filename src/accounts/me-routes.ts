@@ -94,9 +94,9 @@ export function registerMeRoutes(app: TypedApp, ctx: AppContext) {
       const user = request.principal!.user;
       const wanted = cleanNames(request.body as Partial<Record<ProfileField, string>>);
       // One code path with the profile page: the change and its user.profile.updated events (one per
-      // active team, none for a no-op) commit together in updateProfileNames.
-      const current = { first_name: user.first_name, last_name: user.last_name, display_name: user.display_name };
-      await updateProfileNames(ctx, user.id, { ...current, ...wanted });
+      // active team, none for a no-op) commit together in updateProfileNames. Only the fields sent
+      // are written: a concurrent update of another field is not overwritten.
+      await updateProfileNames(ctx, user.id, wanted);
       const row = await findUserById(ctx.db.kysely, user.id);
       if (!row) throw new Error('the authenticated user vanished');
       return profileOf(toAuthUser(row));

@@ -23,11 +23,14 @@ export function profileProblem(values: Record<ProfileField, string>): string | n
   return null;
 }
 
-/** Saves the names; returns the fields that actually changed. */
-export async function updateProfileNames(ctx: AppContext, userId: number, values: Record<ProfileField, string>): Promise<ProfileField[]> {
+/**
+ * Saves the names given (a field left out keeps its stored value, so two concurrent updates of
+ * different fields both stick); returns the fields that actually changed.
+ */
+export async function updateProfileNames(ctx: AppContext, userId: number, values: Partial<Record<ProfileField, string>>): Promise<ProfileField[]> {
   return ctx.db.kysely.transaction().execute(async (trx) => {
     const current = await trx.selectFrom('users').select(PROFILE_FIELDS).where('id', '=', userId).executeTakeFirstOrThrow();
-    const changed = PROFILE_FIELDS.filter((field) => values[field] !== current[field]);
+    const changed = PROFILE_FIELDS.filter((field) => values[field] !== undefined && values[field] !== current[field]);
     if (changed.length === 0) return changed;
     const updatedAt = nowIso();
     await trx

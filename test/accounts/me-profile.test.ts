@@ -49,6 +49,15 @@ describe('PATCH /api/v1/me/', () => {
     assert.equal(me.json().display_name, 'Ada L.');
   });
 
+  it('two concurrent updates of different fields both stick (only the fields sent are written)', async () => {
+    const [first, last] = await Promise.all([patch({ first_name: 'Grace' }), patch({ last_name: 'Hopper' })]);
+    assert.deepEqual([first.statusCode, last.statusCode], [200, 200]);
+    const row = await userRow();
+    assert.deepEqual([row.first_name, row.last_name], ['Grace', 'Hopper']);
+    const restored = await patch({ first_name: 'Ada', last_name: 'Lovelace' });
+    assert.deepEqual([restored.json().first_name, restored.json().last_name], ['Ada', 'Lovelace']);
+  });
+
   it('a no-op (same values, or an empty body) emits nothing and keeps updated_at', async () => {
     const before = await userRow();
     const eventsBefore = (await profileEvents()).length;
