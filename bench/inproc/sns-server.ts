@@ -4,7 +4,8 @@
 // fetched once, by a first notification, and cached: what the load measures is parsing, the
 // RSA signature check, the SES event reading and the database write.
 // Usage: node bench/inproc/sns-server.ts <bodies-file> <distinct-messages>  (env: the service's)
-// Writes one signed notification per line to <bodies-file>, then prints "listening <port>".
+// Writes one signed notification per line to <bodies-file>, then prints "listening <port>" on stderr:
+// stdout carries the production log lines, which the harness sends to /dev/null like every server's.
 import fs from 'node:fs';
 import { request } from 'undici';
 import { buildApp } from '../../src/app.ts';
@@ -50,7 +51,7 @@ const first = await request(`http://127.0.0.1:${port}/webhooks/mailprovider/`, {
 });
 const answer = await first.body.text();
 if (first.statusCode !== 200) throw new Error(`first notification → ${first.statusCode}: ${answer}`);
-process.stdout.write(`answer ${answer}\nlistening ${port}\n`);
+process.stderr.write(`answer ${answer}\nlistening ${port}\n`);
 process.on('SIGTERM', async () => {
   await app.close();
   await standIn.stop();

@@ -30,7 +30,7 @@ export async function snsScenarios(plan: Plan): Promise<Metric[]> {
       env: { ...serviceEnv(dir, `sqlite:${path.join(dir, 'bench.sqlite3')}`), PORT: String(port) },
       cpu: SERVER_CPU,
       logFile: path.join(dir, 'intake.log'),
-      stdoutToNull: false,
+      stdoutToNull: true,
       ready: (log) => /^listening \d+/m.test(log),
       timeoutMs: 120_000,
     });
