@@ -13,6 +13,7 @@ import { requestIdFor } from './http/request-id.ts';
 import { OneLinePerRequest } from './http/request-log.ts';
 import { throttleRequest } from './http/throttle-hook.ts';
 import { installIdempotency } from './http/idempotency.ts';
+import { lazyCompilers } from './http/lazy-compilers.ts';
 import { Problem } from './http/schemas.ts';
 import { requestLogger } from './util/logger.ts';
 import { registerSuppressionAdminRoutes } from './mail/admin-routes.ts';
@@ -29,6 +30,8 @@ export const isApiPath = (url: string) => url.startsWith('/api/');
 
 export async function buildApp(ctx: AppContext): Promise<TypedApp> {
   const { config } = ctx;
+  // Each route's validators and serialisers are compiled on its first request (lazy-compilers.ts).
+  const compilers = lazyCompilers();
   const app = Fastify({
     loggerInstance: requestLogger(config),
     logController: new OneLinePerRequest(),
@@ -40,7 +43,9 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
     frameworkErrors: handleFrameworkError,
     clientErrorHandler: handleClientError,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
+    schemaController: { compilersFactory: compilers.compilersFactory },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  compilers.attach(app);
 
   installErrorHandling(app);
   installAuthentication(app, ctx.authenticator);

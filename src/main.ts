@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 // `svc`: the operator CLI and the process entry point (serve, migrate, …).
-import { userCommands } from './accounts/cli.ts';
 import {
   CommandError,
   UsageError,
@@ -9,17 +8,30 @@ import {
   type Command,
 } from './cli/framework.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { createContext } from './context.ts';
-import { migrateToLatest } from './db/migrate.ts';
 import type { AppContext } from './app-context.ts';
-import { oauthCommands } from './oauth/cli.ts';
-import { serve } from './serve.ts';
-import { teamCommands } from './teams/cli.ts';
-import { suppressionCommands } from './mail/cli.ts';
-import { tokenCommands } from './tokens/cli.ts';
-import { webhookCommands } from './webhooks/cli.ts';
-import { WORKER_TASKS } from './worker/tasks.ts';
-import { startWorker } from './worker/worker.ts';
+
+// Each command group's module (and what it imports: the OAuth server, the webhook client, …) is
+// loaded only when its command runs: `svc serve` starts without the CLI's dependencies, and a CLI
+// command without the HTTP app's (docs/architecture.md, "Lazy loading").
+const COMMAND_GROUPS: Record<string, () => Promise<Command[]>> = {
+  user: async () => (await import('./accounts/cli.ts')).userCommands,
+  team: async () => (await import('./teams/cli.ts')).teamCommands,
+  token: async () => (await import('./tokens/cli.ts')).tokenCommands,
+  jwt: async () => (await import('./tokens/cli.ts')).tokenCommands,
+  oauth: async () => (await import('./oauth/cli.ts')).oauthCommands,
+  webhooks: async () => (await import('./webhooks/cli.ts')).webhookCommands,
+  suppression: async () => (await import('./mail/cli.ts')).suppressionCommands,
+};
+
+async function createContext(config: Config): Promise<AppContext> {
+  return (await import('./context.ts')).createContext(config);
+}
+
+async function openMigrated(config: Config): Promise<AppContext> {
+  const ctx = await createContext(config);
+  await (await import('./db/migrate.ts')).migrateToLatest(ctx.db);
+  return ctx;
+}
 
 /**
  * Resolves on the first SIGTERM or SIGINT. Listened for before anything starts or prints: until a
@@ -39,7 +51,8 @@ const serveCommand: Command = {
   options: { 'no-worker': { type: 'boolean' } },
   async run(values, { config }) {
     const stopped = stopSignal();
-    const ctx = createContext(config);
+    const ctx = await createContext(config);
+    const { serve } = await import('./serve.ts');
     const running = await serve(ctx, { worker: values['no-worker'] !== true });
     await stopped;
     await running.stop();
@@ -53,6 +66,7 @@ const workerCommand: Command = {
   async run(_values, { open }, io) {
     const stopped = stopSignal();
     const ctx = await open();
+    const [{ WORKER_TASKS }, { startWorker }] = await Promise.all([import('./worker/tasks.ts'), import('./worker/worker.ts')]);
     const worker = startWorker(ctx, WORKER_TASKS);
     io.out(`svc worker running (${WORKER_TASKS.map((t) => t.name).join(', ') || 'no tasks'}), database ${ctx.db.dialect}`);
     await stopped;
@@ -70,19 +84,32 @@ const migrateCommand: Command = {
   },
 };
 
-export const commands: Command[] = [serveCommand, workerCommand, migrateCommand, ...userCommands, ...teamCommands, ...tokenCommands, ...oauthCommands, ...webhookCommands, ...suppressionCommands];
+const BUILT_IN: Command[] = [serveCommand, workerCommand, migrateCommand];
 
-function usage(): string {
-  return ['Usage:', ...commands.map((c) => `  ${c.usage}`)].join('\n');
+/** Every command, in the order the usage lists them (loads every group). */
+export async function allCommands(): Promise<Command[]> {
+  const groups = [...new Set(Object.values(COMMAND_GROUPS))];
+  const loaded = await Promise.all(groups.map((load) => load()));
+  return [...BUILT_IN, ...new Set(loaded.flat())];
+}
+
+/** The commands a command line can select: the built-in ones and the group named by its first word. */
+async function candidates(argv: string[]): Promise<Command[]> {
+  const group = Object.hasOwn(COMMAND_GROUPS, argv[0] ?? '') ? COMMAND_GROUPS[argv[0]] : null;
+  return group ? [...BUILT_IN, ...(await group())] : BUILT_IN;
+}
+
+async function usage(): Promise<string> {
+  return ['Usage:', ...(await allCommands()).map((c) => `  ${c.usage}`)].join('\n');
 }
 
 /** Runs one CLI invocation and returns its exit code (0 ok, 2 bad arguments, 1 other failure). */
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): Promise<number> {
-  const command = commands
+  const command = (await candidates(argv))
     .filter((c) => c.path.every((word, i) => argv[i] === word))
     .sort((a, b) => b.path.length - a.path.length)[0];
   if (!command) {
-    io.err(argv.length ? `unknown command: ${argv.join(' ')}\n${usage()}` : usage());
+    io.err(argv.length ? `unknown command: ${argv.join(' ')}\n${await usage()}` : await usage());
     return 2;
   }
   let ctx: AppContext | null = null;
@@ -103,8 +130,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CliIo):
       {
         config,
         open: async () => {
-          ctx = createContext(config);
-          await migrateToLatest(ctx.db);
+          ctx = await openMigrated(config);
           return ctx;
         },
       },

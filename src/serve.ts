@@ -2,8 +2,6 @@
 import type { AppContext } from './app-context.ts';
 import { buildApp } from './app.ts';
 import { migrateToLatest } from './db/migrate.ts';
-import { WORKER_TASKS } from './worker/tasks.ts';
-import { startWorker } from './worker/worker.ts';
 
 export interface Running {
   url: string;
@@ -24,7 +22,8 @@ export async function serve(ctx: AppContext, options: { worker: boolean; print?:
     await ctx.db.close().catch(() => {});
     throw error;
   }
-  const worker = options.worker ? startWorker(ctx, WORKER_TASKS) : null;
+  // The worker's modules (the webhook HTTP client, the mailer) are loaded only when it runs here.
+  const worker = options.worker ? await startInProcessWorker(ctx) : null;
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const print = options.print ?? ((line: string) => process.stdout.write(line + '\n'));
@@ -47,4 +46,9 @@ export async function serve(ctx: AppContext, options: { worker: boolean; print?:
       return stopping;
     },
   };
+}
+
+async function startInProcessWorker(ctx: AppContext) {
+  const [{ WORKER_TASKS }, { startWorker }] = await Promise.all([import('./worker/tasks.ts'), import('./worker/worker.ts')]);
+  return startWorker(ctx, WORKER_TASKS);
 }

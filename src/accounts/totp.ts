@@ -5,7 +5,6 @@
 // Recovery codes: 10 single-use codes, stored as SHA-256 (they are 50 random bits, not passwords).
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
-import QRCode from 'qrcode';
 import type { AppContext } from '../app-context.ts';
 import { decryptSecret, encryptSecret } from '../util/encryption.ts';
 import { nowIso } from '../util/time.ts';
@@ -67,6 +66,8 @@ export async function pendingEnrolment(ctx: AppContext, userId: number, email: s
   if (!row || row.confirmed_at) return null;
   const secret = decryptSecret(ctx.config.secretKey!, row.secret_encrypted, context(userId));
   const uri = totpFor(secret, email).toString();
+  // Loaded on the first enrolment page, not at start (docs/architecture.md, "Lazy loading").
+  const { default: QRCode } = await import('qrcode');
   const svg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
   return {
     secret,

@@ -1,8 +1,9 @@
 // Opens the database named by DATABASE_URL: an embedded SQLite file (default) or PostgreSQL.
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { openNodeSqlite } from './node-sqlite.ts';
 import type { Database } from './schema.ts';
 import { WriteFeed, WritePublisher, isPublishedWrite } from './write-feed.ts';
@@ -18,8 +19,19 @@ export interface Db {
   close(): Promise<void>;
 }
 
-// COUNT(*) and BIGINT columns arrive as strings from pg by default; every such value here fits a JS number.
-pg.types.setTypeParser(20, (value) => Number(value));
+let pgModule: typeof pg | null = null;
+
+/**
+ * The pg driver, loaded on first use: a SQLite deployment never loads it (startup time and memory,
+ * docs/architecture.md "Lazy loading"). Synchronous (pg is CommonJS) so that openDb stays so.
+ */
+function loadPg(): typeof pg {
+  if (pgModule) return pgModule;
+  pgModule = createRequire(import.meta.url)('pg') as typeof pg;
+  // COUNT(*) and BIGINT columns arrive as strings from pg by default; every such value here fits a JS number.
+  pgModule.types.setTypeParser(20, (value) => Number(value));
+  return pgModule;
+}
 
 /**
  * How a cache learns of commits made by other connections (other processes, or a CLI command in
@@ -50,6 +62,7 @@ export function openDb(databaseUrl: string, options: { poolSize?: number } = {})
     externalChangeSources.set(kysely, { kind: 'counter', counter: database.dataVersion });
     return { kysely, dialect: 'sqlite', pool: null, close: () => kysely.destroy() };
   }
+  const pg = loadPg();
   const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 10 });
   // An idle client that loses its server must not crash the process; the next query reports it.
   pool.on('error', () => {});

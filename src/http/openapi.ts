@@ -1,10 +1,11 @@
 // The OpenAPI 3.0 document, generated from the route schemas, at /api/schema/, and an interactive
-// browser at /api/docs/. Both can be turned off with SERVICE_API_DOCS_PUBLIC=false.
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
+// browser at /api/docs/. Both can be turned off with SERVICE_API_DOCS_PUBLIC=false (the production
+// default); then neither plugin is loaded at all (docs/architecture.md, "Lazy loading").
 import type { AppContext, TypedApp } from '../app-context.ts';
 
 export async function registerOpenApi(app: TypedApp, { config, scopes }: AppContext) {
+  if (!config.apiDocsPublic) return;
+  const [{ default: swagger }, { default: swaggerUi }] = await Promise.all([import('@fastify/swagger'), import('@fastify/swagger-ui')]);
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -34,7 +35,6 @@ export async function registerOpenApi(app: TypedApp, { config, scopes }: AppCont
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
-  if (!config.apiDocsPublic) return;
   app.get('/api/schema/', { schema: { hide: true } }, async () => app.swagger());
   await app.register(swaggerUi, { routePrefix: '/api/docs', staticCSP: true });
 }

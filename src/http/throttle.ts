@@ -6,10 +6,20 @@
 //   auth:<address> credential-issuing endpoints, per client address
 // If Redis cannot answer, each process falls back to its own in-memory limiter (the library's
 // insuranceLimiter) and logs it: the API keeps answering, limits are then per process.
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 import ipaddr from 'ipaddr.js';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type * as Flexible from 'rate-limiter-flexible';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Config, RateSpec } from '../config.ts';
+
+// Only the limiter classes used are loaded (the package's index loads every store it supports),
+// and the Redis ones only with REDIS_URL: startup time and memory (docs/architecture.md, "Lazy loading").
+const require = createRequire(import.meta.url);
+const RateLimiterMemory: typeof Flexible.RateLimiterMemory = require('rate-limiter-flexible/lib/RateLimiterMemory');
+const RateLimiterRes: typeof Flexible.RateLimiterRes = require('rate-limiter-flexible/lib/RateLimiterRes');
+type RateLimiterMemory = Flexible.RateLimiterMemory;
+type RateLimiterRes = Flexible.RateLimiterRes;
 
 export type ThrottleKind = 'anon' | 'user' | 'auth';
 
@@ -74,6 +84,8 @@ export class Throttle {
     this.mode = 'redis';
     // lazyConnect: building the context (CLI commands, the worker) opens no connection; the HTTP
     // app connects in its onReady hook (connect()).
+    const { Redis } = require('ioredis') as typeof import('ioredis');
+    const RateLimiterRedis: typeof Flexible.RateLimiterRedis = require('rate-limiter-flexible/lib/RateLimiterRedis');
     const redis = new Redis(config.redisUrl, {
       lazyConnect: true,
       enableOfflineQueue: false,

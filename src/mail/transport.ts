@@ -2,9 +2,10 @@
 // RFC 5322 .eml file under <SERVICE_DATA_DIR>/mail/), smtp:// or smtps:// → nodemailer SMTP (Amazon SES is
 // reached through its SMTP endpoint, docs/mail.md). Only the outbox (outbox.ts) calls a transport.
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import nodemailer, { type Transporter, type TransportOptions } from 'nodemailer';
-import MailComposer from 'nodemailer/lib/mail-composer';
+import type { Transporter, TransportOptions } from 'nodemailer';
+import type MailComposer from 'nodemailer/lib/mail-composer';
 import type { Config } from '../config.ts';
 import type { Mailbox } from './addresses.ts';
 
@@ -33,6 +34,12 @@ export interface MailTransport {
   send(mail: ComposedMail): Promise<SendResult>;
   close(): void;
 }
+
+// nodemailer is loaded when the first message is built or sent, not when the app starts
+// (docs/architecture.md, "Lazy loading"); synchronous, as it is CommonJS.
+const require = createRequire(import.meta.url);
+const loadNodemailer = () => require('nodemailer') as typeof import('nodemailer');
+const loadMailComposer = () => require('nodemailer/lib/mail-composer') as typeof MailComposer;
 
 const toAddress = (m: Mailbox) => ({ name: m.name, address: m.address });
 
@@ -75,7 +82,8 @@ export class FileTransport implements MailTransport {
 
   /** The RFC 5322 message, as a person reading the file (or a test) wants it. */
   async build(mail: ComposedMail): Promise<{ message: Buffer; messageId: string }> {
-    const root = new MailComposer({ ...baseMessage(mail), text: mail.text, newline: 'windows' }).compile();
+    const Composer = loadMailComposer();
+    const root = new Composer({ ...baseMessage(mail), text: mail.text, newline: 'windows' }).compile();
     // Bcc stays visible in the development file: it is the only record of who else got the message.
     root.keepBcc = true;
     // The plain-text part goes out as 8bit, so links appear whole in the file. nodemailer would choose
@@ -107,7 +115,7 @@ export class SmtpTransport implements MailTransport {
   readonly #transport: Transporter;
   constructor(url: string) {
     // Bounded waits: a stuck mail server must not hold the outbox lease forever.
-    this.#transport = nodemailer.createTransport({
+    this.#transport = loadNodemailer().createTransport({
       url,
       connectionTimeout: 10_000,
       greetingTimeout: 10_000,

@@ -11,11 +11,12 @@ import type { BearerResolver, Principal } from '../http/auth.ts';
 const OPAQUE_TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
 export class OAuthBearerResolver implements BearerResolver {
-  readonly #provider: Provider;
+  /** The provider, built on the first OAuth-looking token (routes.ts: built on first use). */
+  readonly #provider: () => Promise<Provider>;
   readonly #db: Kysely<Database>;
   readonly #resource: string;
 
-  constructor(provider: Provider, db: Kysely<Database>, resource: string) {
+  constructor(provider: () => Promise<Provider>, db: Kysely<Database>, resource: string) {
     this.#provider = provider;
     this.#db = db;
     this.#resource = resource;
@@ -26,7 +27,8 @@ export class OAuthBearerResolver implements BearerResolver {
   }
 
   async resolve(token: string): Promise<Principal | null> {
-    const accessToken = await this.#provider.AccessToken.find(token);
+    const provider = await this.#provider();
+    const accessToken = await provider.AccessToken.find(token);
     if (!accessToken || accessToken.isExpired || !accessToken.accountId) return null;
     // Issued for this API (RFC 8707 audience), not for some other resource.
     const audience = accessToken.aud;

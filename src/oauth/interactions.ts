@@ -14,16 +14,19 @@ import { renderError, renderPage, seeOther, usePageErrors, verifyCsrf } from '..
 import { interactionPath } from './constants.ts';
 import { grantScopes, rememberConsent } from './consents.ts';
 import type { OAuthServer } from './provider.ts';
+import type { LazyOAuthServer } from './routes.ts';
 
 type Details = Awaited<ReturnType<OAuthServer['provider']['interactionDetails']>>;
 
 const EXPIRED = 'This sign-in request has expired or is not valid. Start again from the application.';
 
-export function registerInteractionPages(app: TypedApp, ctx: AppContext, server: OAuthServer) {
-  const { provider } = server;
+export function registerInteractionPages(app: TypedApp, ctx: AppContext, server: LazyOAuthServer) {
   const db = ctx.db.kysely;
+  // The provider is built on first use (routes.ts); every handler here starts with load().
+  let provider: OAuthServer['provider'];
 
   async function load(request: FastifyRequest, reply: FastifyReply): Promise<Details | null> {
+    provider = (await server.get()).provider;
     try {
       const details = await provider.interactionDetails(request.raw, reply.raw);
       const { uid } = request.params as { uid: string };

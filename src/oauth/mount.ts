@@ -16,6 +16,7 @@ import { renderError } from '../web/render.ts';
 import { DEVICE_GRANT, OAUTH_ROUTES, setAppUser } from './constants.ts';
 import { checkDevicePoll } from './device-polling.ts';
 import type { OAuthServer } from './provider.ts';
+import type { LazyOAuthServer } from './routes.ts';
 import { RegistrationError, normaliseClientMetadata } from './registration.ts';
 import { userCodeEntryBlocked } from './user-code-throttle.ts';
 
@@ -49,11 +50,11 @@ function ownedPaths(dcrEnabled: boolean): Map<string, Owned> {
 // The library's resume endpoints (after an interaction): /o/authorize/<uid>, /o/device/<uid>.
 const RESUME = /^\/o\/(authorize|device)\/[A-Za-z0-9_-]{1,64}$/;
 
-export function installOAuthMount(app: TypedApp, ctx: AppContext, server: OAuthServer, sessionUser: SessionUserLookup) {
+export function installOAuthMount(app: TypedApp, ctx: AppContext, server: LazyOAuthServer, sessionUser: SessionUserLookup) {
   const { config } = ctx;
   const db = ctx.db.kysely;
   const owned = ownedPaths(config.dcrEnabled);
-  const callback = server.provider.callback();
+  let callback: ReturnType<OAuthServer['provider']['callback']> | null = null;
   const { protocol, host } = new URL(config.baseUrl);
   const scheme = protocol.slice(0, -1);
 
@@ -138,6 +139,8 @@ export function installOAuthMount(app: TypedApp, ctx: AppContext, server: OAuthS
       }
     }
 
+    // Built on the first request it answers (routes.ts), while a failure can still be a 500 problem.
+    const handle = (callback ??= (await server.get()).provider.callback());
     // From here on the provider answers on the raw response.
     const res = reply.raw as ServerResponse;
     res.setHeader('X-Request-ID', request.id);
@@ -150,7 +153,7 @@ export function installOAuthMount(app: TypedApp, ctx: AppContext, server: OAuthS
     raw.headers['x-forwarded-for'] = address;
     // Fastify still writes its one log line for the request when the raw response finishes.
     reply.hijack();
-    callback(body ? replay(raw, body) : raw, res);
+    handle(body ? replay(raw, body) : raw, res);
   });
 }
 

@@ -7,13 +7,39 @@ import { OAuthBearerResolver } from './bearer.ts';
 import { stashPage } from './html.ts';
 import { registerInteractionPages } from './interactions.ts';
 import { installOAuthMount } from './mount.ts';
-import { createOAuthServer, type OAuthServer } from './provider.ts';
+import type { OAuthServer } from './provider.ts';
 
-export async function registerOAuth(app: TypedApp, ctx: AppContext): Promise<OAuthServer> {
-  const server = createOAuthServer(ctx);
-  // The library answers 500 itself; the cause goes to the service's log.
-  server.provider.on('server_error', (_koa: unknown, error: Error) => app.log.error({ err: error }, 'oauth server error'));
-  ctx.authenticator.addBearer(new OAuthBearerResolver(server.provider, ctx.db.kysely, server.resource));
+/**
+ * The authorization server, built on first use: oidc-provider (with Koa) is the largest set of
+ * modules the service has, and a process that never sees an OAuth request or token needs none of
+ * it (docs/architecture.md, "Lazy loading"). `resource` is known without it.
+ */
+export interface LazyOAuthServer {
+  resource: string;
+  get(): Promise<OAuthServer>;
+}
+
+export async function registerOAuth(app: TypedApp, ctx: AppContext): Promise<LazyOAuthServer> {
+  let building: Promise<OAuthServer> | null = null;
+  const server: LazyOAuthServer = {
+    resource: ctx.config.baseUrl,
+    get() {
+      building ??= import('./provider.ts').then(
+        ({ createOAuthServer }) => {
+          const built = createOAuthServer(ctx);
+          // The library answers 500 itself; the cause goes to the service's log.
+          built.provider.on('server_error', (_koa: unknown, error: Error) => app.log.error({ err: error }, 'oauth server error'));
+          return built;
+        },
+        (error: unknown) => {
+          building = null;
+          throw error;
+        },
+      );
+      return building;
+    },
+  };
+  ctx.authenticator.addBearer(new OAuthBearerResolver(async () => (await server.get()).provider, ctx.db.kysely, server.resource));
   installOAuthMount(app, ctx, server, async (request) => {
     stashPage(request);
     return (await sessionUser(ctx, request))?.id ?? null;

@@ -4,10 +4,11 @@
 // once every access token they signed has expired, so rotation never breaks a live token. The
 // public keys of unretired keys are served at /.well-known/jwks.json.
 import { randomBytes } from 'node:crypto';
-import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
+import type { CryptoKey, JWK } from 'jose';
 import type { AppContext } from '../app-context.ts';
 import { decryptSecret, encryptSecret } from '../util/encryption.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
+import { jose } from './jose.ts';
 
 export const JWT_ALG = 'EdDSA';
 // An unknown kid makes the verifier re-read the table, at most this often (a flood of made-up kids
@@ -46,6 +47,7 @@ function cacheOf(ctx: AppContext): KeyCache {
 const privateContext = (kid: string) => `jwt-key:${kid}`;
 
 async function insertKey(ctx: AppContext): Promise<string> {
+  const { exportJWK, generateKeyPair } = await jose();
   const { publicKey, privateKey } = await generateKeyPair(JWT_ALG, { crv: 'Ed25519', extractable: true });
   const kid = randomBytes(12).toString('base64url');
   const publicJwk: JWK = { ...(await exportJWK(publicKey)), kid, alg: JWT_ALG, use: 'sig' };
@@ -78,6 +80,7 @@ export async function signingKey(ctx: AppContext): Promise<{ kid: string; key: C
     return cache.signing;
   }
   const jwk = JSON.parse(decryptSecret(ctx.config.secretKey!, row!.private_jwk_encrypted, privateContext(row!.kid))) as JWK;
+  const { importJWK } = await jose();
   cache.signing = { kid: row!.kid, key: (await importJWK(jwk, JWT_ALG)) as CryptoKey, checkedAt: Date.now() };
   return cache.signing;
 }
@@ -95,6 +98,7 @@ function currentKeyRow(ctx: AppContext) {
 async function reload(ctx: AppContext, cache: KeyCache) {
   const rows = await ctx.db.kysely.selectFrom('jwt_keys').select(['kid', 'public_jwk', 'retire_at']).execute();
   const keys = new Map<string, VerificationKey>();
+  const { importJWK } = await jose();
   for (const row of rows) {
     const retireAt = row.retire_at ? Date.parse(row.retire_at) : null;
     keys.set(row.kid, { key: (await importJWK(JSON.parse(row.public_jwk) as JWK, JWT_ALG)) as CryptoKey, retireAt });

@@ -4,11 +4,12 @@
 // as SHA-256 in families: each refresh spends the presented token and issues the next of the same
 // family; presenting a spent one again revokes the whole family (reuse detection).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { SignJWT, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
+import type { JWTPayload } from 'jose';
 import type { AppContext } from '../app-context.ts';
 import type { BearerResolver, Principal } from '../http/auth.ts';
 import { toAuthUser } from '../accounts/users.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
+import { jose } from './jose.ts';
 import { JWT_ALG, signingKey, verificationKey } from './jwt-keys.ts';
 
 export const REFRESH_PREFIX = 'svcr_';
@@ -30,6 +31,7 @@ export interface TokenPair {
 
 async function signAccess(ctx: AppContext, userId: number, scope: string): Promise<string> {
   const { kid, key } = await signingKey(ctx);
+  const { SignJWT } = await jose();
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT({ scope })
     .setProtectedHeader({ alg: JWT_ALG, kid, typ: 'at+jwt' })
@@ -130,6 +132,7 @@ export class JwtResolver implements BearerResolver {
     const ctx = this.#ctx;
     let payload: JWTPayload;
     try {
+      const { decodeProtectedHeader, jwtVerify } = await jose();
       const header = decodeProtectedHeader(token);
       if (header.alg !== JWT_ALG || typeof header.kid !== 'string') return null;
       const key = await verificationKey(ctx, header.kid);
