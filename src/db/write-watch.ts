@@ -38,6 +38,8 @@ function columnName(node: OperationNode): string {
 }
 
 const RAW_WRITE = /^\s*(update|delete|insert\s+or\s+replace)\b[^;]*?\b(?:from\s+|update\s+|into\s+)?"?([a-z_][a-z0-9_]*)"?/i;
+/** The statement's first words are in its first fragment (SQL never starts with a parameter). */
+const RAW_WRITE_START = /^\s*(update|delete|insert\s+or\s+replace)\b/i;
 
 /** Tells the listeners; returns what was written (null when the query writes nothing). */
 function notify(node: RootOperationNode): { table: string; columns: readonly string[] | null } | null {
@@ -49,7 +51,9 @@ function notify(node: RootOperationNode): { table: string; columns: readonly str
   } else if (node.kind === 'DeleteQueryNode') {
     table = tableName(node.from.froms[0]);
   } else if (node.kind === 'RawNode') {
-    // Raw SQL (sql`…`) that writes: report the first table it names; no column list.
+    // Raw SQL (sql`…`) that writes: report the first table it names; no column list. Most raw
+    // statements are reads and inserts: told apart by their first fragment, without joining them.
+    if (!RAW_WRITE_START.test(node.sqlFragments[0] ?? '')) return null;
     const match = RAW_WRITE.exec(node.sqlFragments.join('?'));
     if (match) table = match[2];
   } else {
