@@ -46,7 +46,8 @@ const config = JSON.parse(process.argv[2]) as Config;
 const ca = fs.readFileSync(config.caFile);
 const EVENT_TYPE = 'team.member.added' as const;
 const now = () => performance.timeOrigin + performance.now();
-// BENCH_CPU_PROFILE=<file>: a V8 CPU profile of the measured window only (not setup, not refills).
+// BENCH_CPU_PROFILE=<file>: a V8 CPU profile of the measured window only (not setup, not refills;
+// with several rates or concurrencies, the last one's).
 async function profiled<T>(work: () => Promise<T>): Promise<T> {
   const file = process.env.BENCH_CPU_PROFILE;
   if (!file) return work();
@@ -131,8 +132,10 @@ async function engine() {
       const before = (await receiver('/__count')) as number;
       const probe = new CpuProbe(config.serverPids ?? []).start();
       const t0 = performance.now();
+      const cpu0 = process.cpuUsage();
       await profiled(() => sleep(config.seconds * 1000));
       const after = (await receiver('/__count')) as number;
+      const used = process.cpuUsage(cpu0);
       const seconds = (performance.now() - t0) / 1000;
       const cpu = probe.stop();
       await worker.stop();
@@ -141,7 +144,8 @@ async function engine() {
       lastRate = Math.max(lastRate, rate);
       const ranDry = (await countRows(ctx, ['pending'])) === 0;
       if (ranDry && attempt === 0) continue;
-      emit({ concurrency, rate, otherCores: cpu.otherCores, ranDry });
+      // CPU time of this process per delivery: steadier than the rate on a shared machine.
+      emit({ concurrency, rate, cpuUsPerDelivery: (used.user + used.system) / (after - before), otherCores: cpu.otherCores, ranDry });
       break;
     }
   }
@@ -179,13 +183,16 @@ async function raw() {
     const before = completed;
     const probe = new CpuProbe(config.serverPids ?? []).start();
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     await sleep(config.seconds * 1000);
+    const used = process.cpuUsage(cpu0);
     const rate = (completed - before) / ((performance.now() - t0) / 1000);
+    const cpuUsPerDelivery = (used.user + used.system) / (completed - before);
     const cpu = probe.stop();
     stop = true;
     await Promise.all(loops);
     await agent.close();
-    emit({ concurrency, rate, otherCores: cpu.otherCores });
+    emit({ concurrency, rate, cpuUsPerDelivery, otherCores: cpu.otherCores });
   }
 }
 
@@ -236,8 +243,7 @@ async function latency(embedded: boolean) {
   await arrivals(await paced(ctx, teamId, 100, config.warmupSeconds), 30_000);
   for (const rate of config.rates ?? []) {
     const probe = new CpuProbe(config.serverPids ?? []).start();
-    const committed = await paced(ctx, teamId, rate, config.seconds);
-    const { latencies } = await arrivals(committed, 30_000);
+    const { latencies } = await profiled(async () => arrivals(await paced(ctx, teamId, rate, config.seconds), 30_000));
     const cpu = probe.stop();
     emit({ rate, ...summary(latencies), otherCores: cpu.otherCores });
   }
@@ -255,9 +261,12 @@ async function burst() {
   const t0 = now();
   const committed = new Map<string, number>();
   // As a busy API would: many small transactions back to back, the worker running meanwhile.
-  for (const id of await dispatchMany(ctx, teamId, config.burst!, 100)) committed.set(id, t0);
-  const dispatchedMs = now() - t0;
-  const { lastArrival } = await arrivals(committed, 60_000);
+  let dispatchedMs = 0;
+  const { lastArrival } = await profiled(async () => {
+    for (const id of await dispatchMany(ctx, teamId, config.burst!, 100)) committed.set(id, t0);
+    dispatchedMs = now() - t0;
+    return arrivals(committed, 60_000);
+  });
   const cpu = probe.stop();
   await worker.stop();
   await assertNoFailures(ctx);

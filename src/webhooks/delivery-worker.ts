@@ -4,40 +4,26 @@
 // PostgreSQL) or the poll interval passes. On abort (SIGTERM) it claims nothing more and waits for
 // the attempts in flight; a row it never finishes is claimed again when its lease expires.
 import { performance } from 'node:perf_hooks';
-import type { Transaction } from 'kysely';
 import type { PoolClient } from 'pg';
 import type { AppContext } from '../app-context.ts';
-import type { Database } from '../db/schema.ts';
-import { queueMail } from '../mail/outbox.ts';
 import { nowIso } from '../util/time.ts';
 import { sleep, type WorkerTask } from '../worker/worker.ts';
 import { WAKE_CHANNEL } from './dispatch.ts';
 import { DeliveryClient, USER_AGENT, describeFailure } from './http-client.ts';
 import { webhookLog, warnIfGuardRelaxed } from './log.ts';
-import { claimDue, purgeDeliveryLogs, recordResult, type AttemptResult, type ClaimedDelivery } from './queue.ts';
+import { claimDue, purgeDeliveryLogs, type AttemptResult, type ClaimedDelivery, type DeliveryTarget } from './queue.ts';
+import { ResultWriter } from './results.ts';
 import { signatureHeader } from './signing.ts';
 import { AddressGuard } from './ssrf.ts';
 import { signingKeys } from './subscriptions.ts';
 
 const POLL_MS = 1000;
 const MAX_CLAIM = 200;
-const MAX_WRITE_BATCH = 500;
 const PURGE_INTERVAL_MS = 3600_000;
 
 export interface DeliveryWorkerOptions {
   /** Extra CA certificates to trust (tests with a private CA). */
   ca?: string | Buffer | Array<string | Buffer>;
-}
-
-interface LoadedSubscription {
-  id: string;
-  team_id: string;
-  url: string;
-  secret_encrypted: string;
-  previous_secret_encrypted: string | null;
-  previous_secret_expires_at: string | null;
-  subscription_active: number;
-  team_active: number;
 }
 
 export function webhookDeliveryTask(options: DeliveryWorkerOptions = {}): WorkerTask {
@@ -54,6 +40,7 @@ class DeliveryLoop {
   #listenRetryAt = 0;
   #wakeup: (() => void) | null = null;
   #kicked = false;
+  readonly #urls = new Map<string, URL>();
 
   constructor(ctx: AppContext, options: DeliveryWorkerOptions) {
     this.#ctx = ctx;
@@ -80,7 +67,7 @@ class DeliveryLoop {
         // (Re)subscribe to NOTIFY on PostgreSQL; a lost listener only costs latency (polling goes on).
         if (ctx.db.pool && !this.#listener && Date.now() >= this.#listenRetryAt) await this.#listen();
         const free = settings.concurrency - this.#inFlight.size;
-        let claimed: ClaimedDelivery[] = [];
+        let claimed = 0;
         let requested = 0;
         // Under load, claim in batches (a quarter of the slots at least) rather than one row per
         // finished attempt: one claim statement then feeds many attempts.
@@ -88,15 +75,16 @@ class DeliveryLoop {
           this.#kicked = false;
           requested = Math.min(free, MAX_CLAIM);
           try {
-            claimed = await claimDue(ctx.db.kysely, ctx.db.dialect, requested, settings.leaseSeconds);
-            if (claimed.length > 0) await this.#start(claimed);
+            const claim = await claimDue(ctx.db.kysely, ctx.db.dialect, requested, settings.leaseSeconds);
+            claimed = claim.rows.length;
+            this.#start(claim.rows, claim.targets);
           } catch (error) {
             log.error({ err: error }, 'webhook claim failed');
             await this.#sleep(POLL_MS);
             continue;
           }
           // A full batch means more may be due: go again at once while there is room.
-          if (claimed.length === requested && this.#inFlight.size < settings.concurrency) continue;
+          if (claimed === requested && this.#inFlight.size < settings.concurrency) continue;
         }
         // Wait for a free slot (an attempt finishing kicks), a dispatch, or the poll interval.
         await this.#sleep(POLL_MS);
@@ -157,29 +145,12 @@ class DeliveryLoop {
     });
   }
 
-  async #start(claimed: ClaimedDelivery[]): Promise<void> {
-    const ids = [...new Set(claimed.map((row) => row.subscription_id))];
-    const subscriptions = await this.#ctx.db.kysely
-      .selectFrom('webhook_subscriptions as s')
-      .innerJoin('teams as t', 't.id', 's.team_id')
-      .select([
-        's.id',
-        's.team_id',
-        's.url',
-        's.secret_encrypted',
-        's.previous_secret_encrypted',
-        's.previous_secret_expires_at',
-        's.is_active as subscription_active',
-        't.is_active as team_active',
-      ])
-      .where('s.id', 'in', ids)
-      .execute();
-    const byId = new Map(subscriptions.map((s) => [s.id, s as LoadedSubscription]));
+  #start(claimed: ClaimedDelivery[], targets: Map<string, DeliveryTarget>): void {
     for (const row of claimed) {
       // Never two attempts of one row at once (a lease cannot expire under a running attempt:
       // the lease is longer than the delivery timeout, see config.ts).
       if (this.#inFlight.has(row.id)) continue;
-      const work = this.#attempt(row, byId.get(row.subscription_id))
+      const work = this.#attempt(row, targets.get(row.subscription_id))
         .then(async (result) => {
           await this.#writer.add(result);
           this.#wakeForRetry(result);
@@ -193,6 +164,17 @@ class DeliveryLoop {
     }
   }
 
+  /** Parsed once per URL, not per attempt (a subscription's URL rarely changes). */
+  #parsed(url: string): URL {
+    let parsed = this.#urls.get(url);
+    if (!parsed) {
+      if (this.#urls.size >= 1000) this.#urls.clear();
+      parsed = new URL(url);
+      this.#urls.set(url, parsed);
+    }
+    return parsed;
+  }
+
   /** A retry due sooner than the next poll wakes the loop on time (short schedules, tests). */
   #wakeForRetry(result: AttemptResult) {
     const { retryDelays, maxRetries } = this.#ctx.config.webhooks;
@@ -201,7 +183,7 @@ class DeliveryLoop {
     if (delayMs < POLL_MS) setTimeout(this.#kick, delayMs + 5).unref();
   }
 
-  async #attempt(delivery: ClaimedDelivery, subscription: LoadedSubscription | undefined): Promise<AttemptResult> {
+  async #attempt(delivery: ClaimedDelivery, subscription: DeliveryTarget | undefined): Promise<AttemptResult> {
     const attemptedAt = nowIso();
     const base = { delivery, attemptedAt };
     if (!subscription || subscription.subscription_active !== 1 || subscription.team_active !== 1) {
@@ -215,7 +197,7 @@ class DeliveryLoop {
       const keys = signingKeys(this.#ctx.config.secretKey!, subscription);
       const timestamp = Math.floor(Date.now() / 1000);
       const response = await this.#client.post(
-        new URL(subscription.url),
+        this.#parsed(subscription.url),
         {
           'content-type': 'application/json',
           'user-agent': USER_AGENT,
@@ -234,129 +216,6 @@ class DeliveryLoop {
     const ok = statusCode !== null && statusCode >= 200 && statusCode < 300;
     return { ...base, attempted: true, ok, statusCode, responseBody, durationMs: Math.round(performance.now() - started) };
   }
-}
-
-interface Pending {
-  result: AttemptResult;
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
-
-/**
- * Micro-batched result writes: results that finish while a batch is being written go into the next
- * one, so under load one transaction carries many results (one commit instead of hundreds).
- */
-class ResultWriter {
-  readonly #ctx: AppContext;
-  #queue: Pending[] = [];
-  #running: Promise<void> | null = null;
-
-  constructor(ctx: AppContext) {
-    this.#ctx = ctx;
-  }
-
-  add(result: AttemptResult): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.#queue.push({ result, resolve, reject });
-      this.#running ??= this.#flush().finally(() => {
-        this.#running = null;
-      });
-    });
-  }
-
-  async drain(): Promise<void> {
-    while (this.#running) await this.#running;
-  }
-
-  async #flush(): Promise<void> {
-    // Results that complete in the same turn of the event loop join one transaction: without this
-    // pause each batch held the one or two results ready at that instant, and the commits, not the
-    // HTTP requests, bounded the delivery rate (docs/performance.md).
-    await new Promise((resolve) => setImmediate(resolve));
-    while (this.#queue.length > 0) {
-      const batch = this.#queue.splice(0, MAX_WRITE_BATCH);
-      // Subscription rows are updated in one order in every worker: no lock cycles on PostgreSQL.
-      batch.sort((a, b) => (a.result.delivery.subscription_id < b.result.delivery.subscription_id ? -1 : a.result.delivery.subscription_id > b.result.delivery.subscription_id ? 1 : 0));
-      try {
-        await this.#ctx.db.kysely.transaction().execute(async (trx) => {
-          const reset = new Set<string>();
-          for (const item of batch) await writeResult(this.#ctx, trx, item.result, reset);
-        });
-        for (const item of batch) item.resolve();
-      } catch {
-        // One bad result (or a lock conflict) must not cost the others: write them one by one. A row
-        // whose write still fails stays pending under its lease and is attempted again after it.
-        for (const item of batch) {
-          try {
-            await this.#ctx.db.kysely.transaction().execute((trx) => writeResult(this.#ctx, trx, item.result));
-            item.resolve();
-          } catch (error) {
-            item.reject(error);
-          }
-        }
-      }
-    }
-  }
-}
-
-/**
- * Writes one result and keeps the subscription's consecutive-failure count. `reset` holds the
- * subscriptions whose count this batch has already set to 0 with no failure since, so a run of
- * successes costs one counter statement per subscription per batch, not one per delivery.
- */
-async function writeResult(ctx: AppContext, trx: Transaction<Database>, result: AttemptResult, reset = new Set<string>()): Promise<void> {
-  const settings = ctx.config.webhooks;
-  const { written } = await recordResult(trx, result, settings);
-  if (!written || !result.attempted) return;
-  const subscriptionId = result.delivery.subscription_id;
-  if (result.ok) {
-    if (reset.has(subscriptionId)) return;
-    await trx.updateTable('webhook_subscriptions').set({ consecutive_failures: 0 }).where('id', '=', subscriptionId).where('consecutive_failures', '<>', 0).execute();
-    reset.add(subscriptionId);
-    return;
-  }
-  reset.delete(subscriptionId);
-  const counted = await trx
-    .updateTable('webhook_subscriptions')
-    .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1) }))
-    .where('id', '=', subscriptionId)
-    .returning(['consecutive_failures', 'is_active', 'team_id', 'url'])
-    .executeTakeFirst();
-  if (!counted || counted.is_active !== 1 || counted.consecutive_failures < settings.autoDisableAfter) return;
-  const now = nowIso();
-  const reason = `Disabled automatically after ${counted.consecutive_failures} consecutive failed delivery attempts.`;
-  const disabled = await trx
-    .updateTable('webhook_subscriptions')
-    .set({ is_active: 0, disabled_at: now, disabled_reason: reason, updated_at: now })
-    .where('id', '=', subscriptionId)
-    .where('is_active', '=', 1)
-    .executeTakeFirst();
-  if (Number(disabled.numUpdatedRows) === 0) return;
-  webhookLog(ctx).warn(
-    { event: 'webhook.subscription.disabled', subscription_id: subscriptionId, team_id: counted.team_id, consecutive_failures: counted.consecutive_failures },
-    'webhook.subscription.disabled',
-  );
-  const owners = await trx
-    .selectFrom('memberships as m')
-    .innerJoin('users as u', 'u.id', 'm.user_id')
-    .innerJoin('teams as t', 't.id', 'm.team_id')
-    .select(['u.email', 't.name'])
-    .where('m.team_id', '=', counted.team_id)
-    .where('m.role', '=', 'owner')
-    .where('u.is_active', '=', 1)
-    .execute();
-  if (owners.length === 0) return;
-  await queueMail(ctx, trx, {
-    to: owners.map((o) => o.email),
-    subject: `Webhook disabled for ${owners[0].name}`,
-    text: [
-      `The webhook endpoint ${counted.url} of your team ${owners[0].name} failed ${counted.consecutive_failures} delivery attempts in a row,`,
-      'so it has been disabled and receives no more events.',
-      '',
-      `Fix the endpoint, then re-enable it with PATCH /api/v1/teams/${counted.team_id}/webhooks/${subscriptionId}/ {"is_active": true}.`,
-      'Events that failed meanwhile are in its delivery log as dead letters and can be retried.',
-    ].join('\n'),
-  });
 }
 
 /** Deletes delivery-log rows (and events) older than SERVICE_WEBHOOKS_LOG_RETENTION_DAYS, hourly. */

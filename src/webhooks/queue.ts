@@ -21,23 +21,65 @@ export interface ClaimedDelivery {
   lease_token: string;
 }
 
-/** Claims up to `limit` due rows for `leaseSeconds`. */
-export async function claimDue(db: Kysely<Database>, dialect: DialectName, limit: number, leaseSeconds: number): Promise<ClaimedDelivery[]> {
+/** What an attempt needs of its subscription (and team), read when its rows are claimed. */
+export interface DeliveryTarget {
+  id: string;
+  team_id: string;
+  url: string;
+  secret_encrypted: string;
+  previous_secret_encrypted: string | null;
+  previous_secret_expires_at: string | null;
+  subscription_active: number;
+  team_active: number;
+}
+
+export interface Claim {
+  rows: ClaimedDelivery[];
+  /** By subscription id; a deleted subscription is missing. */
+  targets: Map<string, DeliveryTarget>;
+}
+
+const TARGET_COLUMNS = sql`s.id, s.team_id, s.url, s.secret_encrypted, s.previous_secret_encrypted, s.previous_secret_expires_at,
+  s.is_active as subscription_active, t.is_active as team_active`;
+
+/**
+ * Claims up to `limit` due rows for `leaseSeconds`, with their subscriptions. The claim commits on
+ * its own (autocommit), before any HTTP request. PostgreSQL: one statement (the claim in a CTE, the
+ * subscriptions joined to it), since every statement is a round trip; SKIP LOCKED lets many workers
+ * claim disjoint batches without waiting on each other. SQLite: one writer at a time, so the single
+ * UPDATE … RETURNING is already atomic; the subscriptions are a second, in-process, read.
+ */
+export async function claimDue(db: Kysely<Database>, dialect: DialectName, limit: number, leaseSeconds: number): Promise<Claim> {
   const now = nowIso();
   const until = isoAfter(leaseSeconds);
   const token = randomUUID();
-  // PostgreSQL: SKIP LOCKED lets many workers claim disjoint batches without waiting on each other.
-  // SQLite: one writer at a time, so the single UPDATE … RETURNING is already atomic.
-  const lock = dialect === 'postgres' ? sql`for update skip locked` : sql``;
-  const result = await sql<ClaimedDelivery>`
-    update webhook_deliveries set locked_until = ${until}, lease_token = ${token}
+  const postgres = dialect === 'postgres';
+  const claim = sql`update webhook_deliveries set locked_until = ${until}, lease_token = ${token}
     where id in (
       select id from webhook_deliveries
       where status = 'pending' and next_retry_at <= ${now} and (locked_until is null or locked_until < ${now})
-      order by next_retry_at limit ${limit} ${lock}
+      order by next_retry_at limit ${limit} ${postgres ? sql`for update skip locked` : sql``}
     )
-    returning id, subscription_id, event_id, event_type, payload, attempt, lease_token`.execute(db);
-  return result.rows;
+    returning id, subscription_id, event_id, event_type, payload, attempt, lease_token`;
+  const targets = new Map<string, DeliveryTarget>();
+  if (postgres) {
+    const result = await sql<ClaimedDelivery & { target: DeliveryTarget | null }>`with c as (${claim})
+      select c.*, (select row_to_json(x) from (select ${TARGET_COLUMNS} from webhook_subscriptions s join teams t on t.id = s.team_id
+        where s.id = c.subscription_id) x) as target
+      from c order by c.id`.execute(db);
+    const rows = result.rows.map(({ target, ...row }) => {
+      if (target) targets.set(target.id, target);
+      return row;
+    });
+    return { rows, targets };
+  }
+  const rows = (await claim.execute(db)).rows as ClaimedDelivery[];
+  if (rows.length === 0) return { rows, targets };
+  const ids = JSON.stringify([...new Set(rows.map((row) => row.subscription_id))]);
+  const loaded = await sql<DeliveryTarget>`select ${TARGET_COLUMNS} from webhook_subscriptions s join teams t on t.id = s.team_id
+    where s.id in (select value from json_each(${ids}))`.execute(db);
+  for (const target of loaded.rows) targets.set(target.id, target);
+  return { rows, targets };
 }
 
 export interface AttemptResult {
@@ -63,48 +105,6 @@ export function outcomeOf(result: AttemptResult, schedule: Schedule): { status: 
   if (!result.attempted || attempt >= schedule.maxRetries) return { status: 'dead_letter', nextRetryAt: null };
   // retryDelays[n] is the delay before attempt n + 1 (index 0, attempt 1, is normally 0).
   return { status: 'failed', nextRetryAt: isoAfter(schedule.retryDelays[attempt], Date.parse(result.attemptedAt)) };
-}
-
-/**
- * Writes one attempt's result where the lease still holds, and queues the next attempt after a
- * failure. Returns false when the lease was lost (another worker owns the row now): nothing written.
- */
-export async function recordResult(trx: Db, result: AttemptResult, schedule: Schedule): Promise<{ written: boolean; status: WebhookDeliveryStatus }> {
-  const { delivery } = result;
-  const { status, nextRetryAt } = outcomeOf(result, schedule);
-  const updated = await trx
-    .updateTable('webhook_deliveries')
-    .set({
-      status,
-      next_retry_at: nextRetryAt,
-      status_code: result.statusCode,
-      response_body: result.responseBody,
-      duration_ms: result.durationMs,
-      created_at: result.attemptedAt,
-      locked_until: null,
-      lease_token: null,
-    })
-    .where('id', '=', delivery.id)
-    .where('lease_token', '=', delivery.lease_token)
-    .where('status', '=', 'pending')
-    .executeTakeFirst();
-  if (Number(updated.numUpdatedRows) === 0) return { written: false, status };
-  if (status === 'failed') {
-    await trx
-      .insertInto('webhook_deliveries')
-      .values({
-        subscription_id: delivery.subscription_id,
-        event_id: delivery.event_id,
-        event_type: delivery.event_type,
-        payload: delivery.payload,
-        attempt: delivery.attempt + 1,
-        status: 'pending',
-        next_retry_at: nextRetryAt,
-        created_at: result.attemptedAt,
-      })
-      .execute();
-  }
-  return { written: true, status };
 }
 
 export class RetryRefused extends Error {}

@@ -84,11 +84,6 @@ export function normaliseEvents(events: readonly string[]): string[] {
   return [...new Set(events)];
 }
 
-export function subscribesTo(eventsJson: string, type: string): boolean {
-  const events = JSON.parse(eventsJson) as string[];
-  return events[0] === '*' || events.includes(type);
-}
-
 /** Checks the URL rules and the SSRF guard (the host is resolved now); returns the URL as stored. */
 export async function checkedUrl(guard: AddressGuard, value: string): Promise<string> {
   try {

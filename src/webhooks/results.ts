@@ -1,0 +1,250 @@
+// Writes attempt results in batches: a handful of statements per batch, not several per result.
+// Per batch: one UPDATE of every delivery row whose lease still holds (RETURNING which ones), one
+// INSERT of the next attempts of the failed ones, and the consecutive-failure counters, one
+// statement for the subscriptions that only succeeded and one per subscription that failed (the
+// auto-disable check needs its new count). On PostgreSQL a batch of successes is one statement in
+// all (data-modifying CTEs, atomic without BEGIN/COMMIT): each statement there is a round trip to a
+// database that shares the machine, and round trips, not rows, bound the delivery rate.
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { AppContext } from '../app-context.ts';
+import type { Database } from '../db/schema.ts';
+import { queueMail } from '../mail/outbox.ts';
+import { nowIso } from '../util/time.ts';
+import { webhookLog } from './log.ts';
+import { outcomeOf, type AttemptResult } from './queue.ts';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** One row of the batch as the SQL reads it (JSON: one parameter whatever the batch size). */
+interface ResultRow {
+  id: number;
+  token: string;
+  status: string;
+  next_retry_at: string | null;
+  status_code: number | null;
+  response_body: string | null;
+  duration_ms: number | null;
+  created_at: string;
+}
+
+function resultRows(results: readonly AttemptResult[], settings: AppContext['config']['webhooks']): ResultRow[] {
+  return results.map((result) => {
+    const { status, nextRetryAt } = outcomeOf(result, settings);
+    return {
+      id: result.delivery.id,
+      token: result.delivery.lease_token,
+      status,
+      next_retry_at: nextRetryAt,
+      status_code: result.statusCode,
+      response_body: result.responseBody,
+      duration_ms: result.durationMs,
+      created_at: result.attemptedAt,
+    };
+  });
+}
+
+// The rows of the batch, typed, from the one JSON parameter.
+const sqliteRows = (json: string) => sql`(
+  select value ->> 'id' as id, value ->> 'token' as token, value ->> 'status' as status,
+    value ->> 'next_retry_at' as next_retry_at, value ->> 'status_code' as status_code,
+    value ->> 'response_body' as response_body, value ->> 'duration_ms' as duration_ms,
+    value ->> 'created_at' as created_at
+  from json_each(${json}))`;
+const postgresRows = (json: string) => sql`json_to_recordset(${json}::json) as r(id integer, token text, status text,
+  next_retry_at text, status_code integer, response_body text, duration_ms integer, created_at text)`;
+
+/** The UPDATE of the delivery rows, where the lease token still matches and the row is still pending. */
+// (SQLite's RETURNING names the updated table's columns unqualified; PostgreSQL needs the alias.)
+function updateDeliveries(postgres: boolean, json: string, returning = postgres ? sql`d.id` : sql`id`) {
+  return sql`update webhook_deliveries as d set status = r.status, next_retry_at = r.next_retry_at,
+      status_code = r.status_code, response_body = r.response_body, duration_ms = r.duration_ms,
+      created_at = r.created_at, locked_until = null, lease_token = null
+    from ${postgres ? postgresRows(json) : sql`${sqliteRows(json)} as r`}
+    where d.id = r.id and d.lease_token = r.token and d.status = 'pending'
+    returning ${returning}`;
+}
+
+/**
+ * Writes a batch of results (sorted by subscription, in the order they finished within one).
+ * Rows whose lease was lost (another worker owns them now) are left alone and count for nothing.
+ */
+export async function writeResults(ctx: AppContext, results: readonly AttemptResult[]): Promise<void> {
+  const settings = ctx.config.webhooks;
+  const postgres = ctx.db.dialect === 'postgres';
+  const json = JSON.stringify(resultRows(results, settings));
+  if (postgres && results.every((result) => result.ok)) {
+    // Successes only: the rows and the reset of their subscriptions' counters in one statement.
+    // Counters are locked in id order (ORDER BY … FOR UPDATE), as in the transactional path.
+    await sql`with done as (${updateDeliveries(true, json, sql`d.id, d.subscription_id`)}),
+        reset as (update webhook_subscriptions set consecutive_failures = 0 where id in (
+          select id from webhook_subscriptions where id in (select subscription_id from done) and consecutive_failures <> 0
+          order by id for update))
+      select count(*) from done`.execute(ctx.db.kysely);
+    return;
+  }
+  await ctx.db.kysely.transaction().execute(async (trx) => {
+    const updated = await updateDeliveries(postgres, json).execute(trx);
+    const written = new Set((updated.rows as { id: number | string }[]).map((row) => Number(row.id)));
+    if (written.size === 0) return;
+    const mine = results.filter((result) => written.has(result.delivery.id));
+    const failedIds = mine.filter((result) => result.attempted && !result.ok && result.delivery.attempt < settings.maxRetries).map((r) => r.delivery.id);
+    if (failedIds.length > 0) await queueNextAttempts(trx, postgres, failedIds);
+    await countFailures(ctx, trx, mine);
+  });
+}
+
+/** The next attempt of each failed row: a copy of it, pending, due when its result said. */
+async function queueNextAttempts(trx: Db, postgres: boolean, ids: number[]): Promise<void> {
+  const list = JSON.stringify(ids);
+  const inList = postgres ? sql`select value::integer from json_array_elements_text(${list}::json)` : sql`select value from json_each(${list})`;
+  await sql`insert into webhook_deliveries (subscription_id, event_id, event_type, payload, attempt, status, next_retry_at, created_at)
+    select subscription_id, event_id, event_type, payload, attempt + 1, 'pending', next_retry_at, created_at
+    from webhook_deliveries where id in (${inList}) and status = 'failed' order by id`.execute(trx);
+}
+
+/**
+ * Keeps each subscription's consecutive-failure count as if the results were applied one by one:
+ * a success resets it, a failure adds one, and the subscription is disabled by the failure that
+ * brings it to SERVICE_WEBHOOKS_AUTO_DISABLE_AFTER. Subscriptions are updated in id order (the
+ * results are sorted), so concurrent workers on PostgreSQL cannot deadlock on them.
+ */
+async function countFailures(ctx: AppContext, trx: Transaction<Database>, results: readonly AttemptResult[]): Promise<void> {
+  const postgres = ctx.db.dialect === 'postgres';
+  const runs = new Map<string, { succeeded: boolean; failures: number }>();
+  for (const result of results) {
+    if (!result.attempted) continue;
+    const run = runs.get(result.delivery.subscription_id) ?? { succeeded: false, failures: 0 };
+    if (result.ok) {
+      run.succeeded = true;
+      run.failures = 0;
+    } else {
+      run.failures++;
+    }
+    runs.set(result.delivery.subscription_id, run);
+  }
+  const resets = [...runs].filter(([, run]) => run.failures === 0).map(([id]) => id);
+  if (resets.length > 0) {
+    const list = JSON.stringify(resets);
+    const inList = postgres ? sql`select json_array_elements_text(${list}::json)` : sql`select value from json_each(${list})`;
+    await sql`update webhook_subscriptions set consecutive_failures = 0 where id in (${inList}) and consecutive_failures <> 0`.execute(trx);
+  }
+  for (const [subscriptionId, run] of runs) {
+    if (run.failures === 0) continue;
+    const counted = (
+      await sql<{ consecutive_failures: number; is_active: number; team_id: string; url: string }>`update webhook_subscriptions
+        set consecutive_failures = ${run.succeeded ? sql`0` : sql`consecutive_failures`} + ${run.failures}
+        where id = ${subscriptionId} returning consecutive_failures, is_active, team_id, url`.execute(trx)
+    ).rows[0];
+    if (!counted) continue;
+    const threshold = ctx.config.webhooks.autoDisableAfter;
+    if (counted.is_active !== 1 || counted.consecutive_failures < threshold) continue;
+    // The count at the failure that reached the threshold (one by one, that failure disabled it).
+    const before = counted.consecutive_failures - run.failures;
+    await disable(ctx, trx, subscriptionId, counted, Math.max(before + 1, threshold));
+  }
+}
+
+async function disable(ctx: AppContext, trx: Transaction<Database>, subscriptionId: string, counted: { team_id: string; url: string }, failures: number): Promise<void> {
+  const now = nowIso();
+  const reason = `Disabled automatically after ${failures} consecutive failed delivery attempts.`;
+  const disabled = await trx
+    .updateTable('webhook_subscriptions')
+    .set({ is_active: 0, disabled_at: now, disabled_reason: reason, updated_at: now })
+    .where('id', '=', subscriptionId)
+    .where('is_active', '=', 1)
+    .executeTakeFirst();
+  if (Number(disabled.numUpdatedRows) === 0) return;
+  webhookLog(ctx).warn(
+    { event: 'webhook.subscription.disabled', subscription_id: subscriptionId, team_id: counted.team_id, consecutive_failures: failures },
+    'webhook.subscription.disabled',
+  );
+  const owners = await trx
+    .selectFrom('memberships as m')
+    .innerJoin('users as u', 'u.id', 'm.user_id')
+    .innerJoin('teams as t', 't.id', 'm.team_id')
+    .select(['u.email', 't.name'])
+    .where('m.team_id', '=', counted.team_id)
+    .where('m.role', '=', 'owner')
+    .where('u.is_active', '=', 1)
+    .execute();
+  if (owners.length === 0) return;
+  await queueMail(ctx, trx, {
+    to: owners.map((o) => o.email),
+    subject: `Webhook disabled for ${owners[0].name}`,
+    text: [
+      `The webhook endpoint ${counted.url} of your team ${owners[0].name} failed ${failures} delivery attempts in a row,`,
+      'so it has been disabled and receives no more events.',
+      '',
+      `Fix the endpoint, then re-enable it with PATCH /api/v1/teams/${counted.team_id}/webhooks/${subscriptionId}/ {"is_active": true}.`,
+      'Events that failed meanwhile are in its delivery log as dead letters and can be retried.',
+    ].join('\n'),
+  });
+}
+
+interface Pending {
+  result: AttemptResult;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+const MAX_WRITE_BATCH = 500;
+
+/**
+ * Micro-batched result writes: results that finish while a batch is being written go into the next
+ * one, so under load one transaction carries many results (one commit instead of hundreds).
+ */
+export class ResultWriter {
+  readonly #ctx: AppContext;
+  #queue: Pending[] = [];
+  #running: Promise<void> | null = null;
+
+  constructor(ctx: AppContext) {
+    this.#ctx = ctx;
+  }
+
+  add(result: AttemptResult): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ result, resolve, reject });
+      this.#running ??= this.#flush().finally(() => {
+        this.#running = null;
+      });
+    });
+  }
+
+  get idle(): boolean {
+    return this.#running === null;
+  }
+
+  async drain(): Promise<void> {
+    while (this.#running) await this.#running;
+  }
+
+  async #flush(): Promise<void> {
+    // Results that complete in the same turn of the event loop join one batch: without this pause
+    // each batch held the one or two results ready at that instant, and the commits, not the HTTP
+    // requests, bounded the delivery rate.
+    await new Promise((resolve) => setImmediate(resolve));
+    while (this.#queue.length > 0) {
+      const batch = this.#queue.splice(0, MAX_WRITE_BATCH);
+      // Stable sort: one subscription's results stay in the order they finished.
+      batch.sort((a, b) => compare(a.result.delivery.subscription_id, b.result.delivery.subscription_id));
+      try {
+        await writeResults(this.#ctx, batch.map((item) => item.result));
+        for (const item of batch) item.resolve();
+      } catch {
+        // One bad result (or a lock conflict) must not cost the others: write them one by one. A row
+        // whose write still fails stays pending under its lease and is attempted again after it.
+        for (const item of batch) {
+          try {
+            await writeResults(this.#ctx, [item.result]);
+            item.resolve();
+          } catch (error) {
+            item.reject(error);
+          }
+        }
+      }
+    }
+  }
+}
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
