@@ -13,7 +13,7 @@ let common: Set<string> | null = null;
 function commonPasswords(): Set<string> {
   common ??= new Set(
     fs
-      .readFileSync(assetPath(import.meta.url, './common-passwords.txt'), 'utf8')
+      .readFileSync(assetPath('accounts/common-passwords.txt'), 'utf8')
       .split('\n')
       .filter((line) => line && !line.startsWith('#')),
   );

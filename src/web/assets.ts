@@ -1,14 +1,25 @@
-// Non-code files that ship beside the source (templates, the stylesheet, the password list). The
-// compiled dist/ holds only JavaScript, so a file missing beside a compiled module is read from the
-// same place under src/.
+// Non-code files that ship with the source (templates, the stylesheet, the password list). They are
+// read from src/ whether the code runs from src/ or from the bundle in dist/ (scripts/bundle.mjs),
+// where no module sits beside its files any more: paths are relative to src/.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export function assetPath(moduleUrl: string, relative: string): string {
-  const beside = fileURLToPath(new URL(relative, moduleUrl));
-  if (fs.existsSync(beside)) return beside;
-  const marker = `${path.sep}dist${path.sep}`;
-  const at = beside.lastIndexOf(marker);
-  return at < 0 ? beside : `${beside.slice(0, at)}${path.sep}src${path.sep}${beside.slice(at + marker.length)}`;
+/** The package root: the nearest folder above this module (src/web/ or dist/) with a package.json. */
+function packageRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!fs.existsSync(path.join(dir, 'package.json'))) {
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error(`no package.json above ${fileURLToPath(import.meta.url)}`);
+    dir = parent;
+  }
+  return dir;
+}
+
+/** src/ of this package. */
+export const SOURCE_ROOT = path.join(packageRoot(), 'src');
+
+/** The absolute path of a file shipped in src/, e.g. assetPath('web/app.css'). */
+export function assetPath(relativeToSrc: string): string {
+  return path.join(SOURCE_ROOT, relativeToSrc);
 }

@@ -1,14 +1,13 @@
 // Server-rendered pages: one Eta instance (HTML-escaping by default) whose views root is the src/
 // folder, so each capability keeps its templates in its own folder ("accounts/views/login",
 // "oauth/views/consent") and all share the layout (web/views/layout.eta: title, nav, notices).
-import path from 'node:path';
 import { Eta } from 'eta';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { handleError } from '../http/errors.ts';
 import { HttpProblem } from '../http/problem.ts';
 import type { AuthUser } from '../http/auth.ts';
 import { CSRF_FIELD, computeCsrfToken, csrfFailure, csrfTokenMatches, presentedCsrfToken } from './csrf.ts';
-import { assetPath } from './assets.ts';
+import { SOURCE_ROOT } from './assets.ts';
 import { STYLESHEET_PATH } from './static.ts';
 
 export { CSRF_FIELD, CSRF_HEADER } from './csrf.ts';
@@ -32,12 +31,8 @@ declare module 'fastify' {
   }
 }
 
-// src/ when running from source; the compiled dist/ has no templates, so it reads them from src/.
-function viewsRoot(): string {
-  return path.resolve(path.dirname(assetPath(import.meta.url, './views/layout.eta')), '../..');
-}
-
-export const VIEWS_ROOT = viewsRoot();
+// Templates are named by their path under src/ ('accounts/views/login'), from source or from dist/.
+export const VIEWS_ROOT = SOURCE_ROOT;
 
 export const eta = new Eta({
   views: VIEWS_ROOT,

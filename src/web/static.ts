@@ -11,7 +11,7 @@ const require = createRequire(import.meta.url);
 
 function load(): { css: string; hash: string } {
   const water = fs.readFileSync(require.resolve('water.css/out/light.min.css'), 'utf8');
-  const own = fs.readFileSync(assetPath(import.meta.url, './app.css'), 'utf8');
+  const own = fs.readFileSync(assetPath('web/app.css'), 'utf8');
   const css = `${water}\n${own}`;
   return { css, hash: createHash('sha256').update(css).digest('hex').slice(0, 12) };
 }
