@@ -3,6 +3,7 @@
 // alternative drivers compile from source, which this project refuses; the shim is small.
 import { DatabaseSync, type StatementSync, type SQLInputValue } from 'node:sqlite';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
+import { startCheckpointer } from './sqlite-checkpointer.ts';
 
 // Prepared statements are cached by SQL text: Kysely compiles the same text for the same query
 // shape, and preparing costs more than running on the hot paths (token lookup).
@@ -43,8 +44,13 @@ export function openNodeSqlite(location: string): SqliteDatabase & { dataVersion
   database.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
   const cache = new Map<string, CachedStatement>();
   const dataVersion = database.prepare('PRAGMA data_version');
+  // WAL checkpoints (and their fsyncs) on a helper thread, off the event loop.
+  const checkpointer = location === ':memory:' ? null : startCheckpointer(database, location);
   return {
-    close: () => database.close(),
+    close: () => {
+      checkpointer?.stop();
+      database.close();
+    },
     /** Changes whenever another connection has committed a change to the database file. */
     dataVersion: () => (dataVersion.get() as { data_version: number }).data_version,
     prepare(sql: string): SqliteStatement {

@@ -1,0 +1,69 @@
+// Runs SQLite's WAL checkpoints on a helper thread, with a connection of its own, instead of inside
+// a COMMIT on the event loop. A checkpoint copies the WAL back into the database file and fsyncs
+// both (synchronous = NORMAL); on the disks this runs on an fsync takes from one to tens of
+// milliseconds, and SQLite's automatic checkpoint runs it inside whichever commit crosses 1,000 WAL
+// pages, stalling every request and delivery of the process meanwhile. At 1,000 webhook events/s
+// (one transaction each) that was a stall every ~100 commits and most of the p99 latency; with the
+// checkpoints here, a dispatch took half the wall time (docs/webhooks.md, Performance notes).
+//
+// Durability is unchanged: same synchronous setting, same syncs, only another thread waits for
+// them. PASSIVE checkpoints never block the writer or readers. The thread starts a few seconds
+// after the database opens, so short commands (`svc migrate`, CLI) and the start of `svc serve`
+// never pay for it and keep SQLite's automatic checkpoints. Once the thread runs, the main
+// connection's automatic checkpoint is turned off; if the thread ever stops, it is turned back on.
+import { Worker } from 'node:worker_threads';
+import type { DatabaseSync } from 'node:sqlite';
+
+const START_AFTER_MS = 2_000;
+const INTERVAL_MS = 100;
+/** SQLite's default wal_autocheckpoint, restored when the thread is gone. */
+const AUTOCHECKPOINT_PAGES = 1000;
+
+// Plain JavaScript: a worker thread evaluated from a string has no TypeScript stripping.
+const THREAD = `
+const { DatabaseSync } = require('node:sqlite');
+const { parentPort, workerData } = require('node:worker_threads');
+const db = new DatabaseSync(workerData.location, { timeout: 0 });
+const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
+const timer = setInterval(() => {
+  try { checkpoint.get(); } catch {} // SQLITE_BUSY (another checkpoint running): next time
+}, workerData.intervalMs);
+parentPort.on('message', () => {
+  clearInterval(timer);
+  db.close();
+  parentPort.close();
+});
+parentPort.postMessage('ready');
+`;
+
+export interface Checkpointer {
+  /** Synchronous, as the connection's close is: the thread closes its connection and exits on its own. */
+  stop(): void;
+}
+
+export function startCheckpointer(database: DatabaseSync, location: string): Checkpointer {
+  let worker: Worker | null = null;
+  let stopped = false;
+  const autocheckpoint = (pages: number) => {
+    if (!stopped && database.isOpen) database.exec(`PRAGMA wal_autocheckpoint = ${pages}`);
+  };
+  const timer = setTimeout(() => {
+    if (stopped) return;
+    worker = new Worker(THREAD, { eval: true, workerData: { location, intervalMs: INTERVAL_MS } });
+    worker.unref();
+    worker.once('message', () => autocheckpoint(0));
+    worker.on('error', () => {});
+    worker.once('exit', () => {
+      worker = null;
+      autocheckpoint(AUTOCHECKPOINT_PAGES);
+    });
+  }, START_AFTER_MS);
+  timer.unref();
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+      worker?.postMessage('stop');
+    },
+  };
+}
