@@ -2,8 +2,10 @@
 // an HTTPS POST sink (bench/servers/bare-http.mjs) pinned to the other CPU. One JSON config as the
 // argument; one "BENCH_RESULT {json}" line per measurement on stdout.
 //   engine          deliveries/s of one worker (the service's own loop) at each concurrency
-//   raw             deliveries/s of a bare undici.request POST loop at the same concurrencies
-//                   (signed like the engine, or unsigned: `unsigned: true`)
+//   raw             deliveries/s of a bare undici.request POST loop at the same concurrencies,
+//                   signed like the engine
+//   signing         the raw loop signed and unsigned in alternating windows of one process (same
+//                   connections, same JIT state): what the signature costs a delivery
 //   latency         embedded mode: dispatch() at a paced rate while the in-process worker runs;
 //                   event committed → the receiver has its first attempt
 //   burst           embedded mode: 10,000 events dispatched at once → every first attempt done
@@ -29,13 +31,15 @@ import { CpuProbe } from '../lib/proc.ts';
 import { percentile } from '../lib/stats.ts';
 
 interface Config {
-  mode: 'engine' | 'raw' | 'latency' | 'burst' | 'dispatch';
+  mode: 'engine' | 'raw' | 'signing' | 'latency' | 'burst' | 'dispatch';
   receiverUrl: string;
   caFile: string;
   concurrencies?: number[];
   seconds: number;
   warmupSeconds: number;
-  unsigned?: boolean;
+  /** signing: how many signed/unsigned window pairs, and each window's length. */
+  pairs?: number;
+  windowMs?: number;
   rates?: number[];
   burst?: number;
   /** For the engine: the receiver's pid and the database's (their CPU is not "other"). */
@@ -152,29 +156,36 @@ async function engine() {
   await ctx.db.close();
 }
 
-async function raw() {
-  // The same body, headers and signature as the engine sends, minus everything else it does.
+/** The raw loop's request: the engine's body, headers and signature, minus everything else it does. */
+function rawPoster() {
   const secret = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64');
   const key = hmacKey(secret);
   const payload = JSON.stringify({ id: `evt_${randomUUID()}`, type: EVENT_TYPE, api_version: 'v1', created_at: new Date().toISOString(), team_id: randomUUID(), data: eventData(1) });
   const url = `${config.receiverUrl}/hook`;
+  return async (agent: Agent, signed: boolean) => {
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': USER_AGENT,
+      'x-service-event': EVENT_TYPE,
+      'x-service-event-id': 'evt_bench',
+      'x-service-attempt': '1',
+    };
+    if (signed) headers['x-service-signature'] = signatureHeader([key], Math.floor(Date.now() / 1000), payload);
+    const response = await request(url, { method: 'POST', headers, body: payload, dispatcher: agent });
+    await response.body.text();
+    if (response.statusCode !== 200) throw new Error(`raw POST → ${response.statusCode}`);
+  };
+}
+
+async function raw() {
+  const post = rawPoster();
   for (const concurrency of config.concurrencies!) {
     const agent = new Agent({ keepAliveTimeout: 30_000, connect: { ca } });
     let completed = 0;
     let stop = false;
     const loop = async () => {
       while (!stop) {
-        const headers: Record<string, string> = {
-          'content-type': 'application/json',
-          'user-agent': USER_AGENT,
-          'x-service-event': EVENT_TYPE,
-          'x-service-event-id': 'evt_bench',
-          'x-service-attempt': '1',
-        };
-        if (!config.unsigned) headers['x-service-signature'] = signatureHeader([key], Math.floor(Date.now() / 1000), payload);
-        const response = await request(url, { method: 'POST', headers, body: payload, dispatcher: agent });
-        await response.body.text();
-        if (response.statusCode !== 200) throw new Error(`raw POST → ${response.statusCode}`);
+        await post(agent, true);
         completed++;
       }
     };
@@ -194,6 +205,66 @@ async function raw() {
     await agent.close();
     emit({ concurrency, rate, cpuUsPerDelivery, otherCores: cpu.otherCores });
   }
+}
+
+/**
+ * Signed and unsigned in alternating windows of one process, over the same connections, so that
+ * process placement, JIT state and the neighbours' load weigh on both alike (two processes
+ * measured one after the other differed by ±10 % on their own). Per mode: deliveries per second of
+ * wall time, and CPU time of this process per delivery; the sender is CPU-bound, so the CPU ratio
+ * is the rate ratio a busy worker sees, without the noise of the receiver's share of the machine.
+ */
+async function signing() {
+  const post = rawPoster();
+  const concurrency = config.concurrencies![0];
+  const agent = new Agent({ keepAliveTimeout: 30_000, connect: { ca } });
+  let signed = true;
+  let stop = false;
+  const done = { signed: 0, unsigned: 0 };
+  const loop = async () => {
+    while (!stop) {
+      const mode = signed;
+      await post(agent, mode);
+      if (mode) done.signed++;
+      else done.unsigned++;
+    }
+  };
+  const loops = Array.from({ length: concurrency }, loop);
+  await sleep(config.warmupSeconds * 1000);
+  const windows: { signed: boolean; n: number; ms: number; cpuUs: number }[] = [];
+  const probe = new CpuProbe(config.serverPids ?? []).start();
+  for (let i = 0; i < 2 * config.pairs!; i++) {
+    // Alternate which mode goes first in a pair, so neither always follows the other.
+    signed = i % 4 === 0 || i % 4 === 3;
+    const which = signed ? 'signed' : 'unsigned';
+    const before = done[which];
+    const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
+    await sleep(config.windowMs!);
+    const used = process.cpuUsage(cpu0);
+    windows.push({ signed, n: done[which] - before, ms: performance.now() - t0, cpuUs: used.user + used.system });
+  }
+  const cpu = probe.stop();
+  stop = true;
+  await Promise.all(loops);
+  await agent.close();
+  // Per pair, then the median over pairs: a burst of the neighbours' load spoils a pair, not the figure.
+  const pairs = Array.from({ length: config.pairs! }, (_, p) => {
+    const [a, b] = [windows[2 * p], windows[2 * p + 1]];
+    const [s, u] = a.signed ? [a, b] : [b, a];
+    return { rate: s.n / s.ms / (u.n / u.ms), cpu: u.cpuUs / u.n / (s.cpuUs / s.n) };
+  });
+  const sum = (signedOnly: boolean, field: 'n' | 'ms' | 'cpuUs') => windows.filter((w) => w.signed === signedOnly).reduce((t, w) => t + w[field], 0);
+  emit({
+    concurrency,
+    signedRate: (sum(true, 'n') * 1000) / sum(true, 'ms'),
+    unsignedRate: (sum(false, 'n') * 1000) / sum(false, 'ms'),
+    signedCpuUs: sum(true, 'cpuUs') / sum(true, 'n'),
+    unsignedCpuUs: sum(false, 'cpuUs') / sum(false, 'n'),
+    rateRatio: percentile(pairs.map((p) => p.rate), 50),
+    cpuRatio: percentile(pairs.map((p) => p.cpu), 50),
+    otherCores: cpu.otherCores,
+  });
 }
 
 /** Dispatches at `rate` events/s for `seconds`, one transaction per event; returns id → commit time. */
@@ -242,6 +313,10 @@ async function latency(embedded: boolean) {
   // Warm-up: connections, JIT, prepared statements.
   await arrivals(await paced(ctx, teamId, 100, config.warmupSeconds), 30_000);
   for (const rate of config.rates ?? []) {
+    // Warm-up at this rate too (as the throughput figures warm up at each concurrency): a higher
+    // rate needs more keep-alive connections to the receiver, and the TLS handshakes that open them
+    // (a few ms of CPU each, on the worker's core) are a one-off cost, not the steady state measured.
+    await arrivals(await paced(ctx, teamId, rate, config.warmupSeconds), 30_000);
     const probe = new CpuProbe(config.serverPids ?? []).start();
     const { latencies } = await profiled(async () => arrivals(await paced(ctx, teamId, rate, config.seconds), 30_000));
     const cpu = probe.stop();
@@ -278,6 +353,7 @@ async function burst() {
 try {
   if (config.mode === 'engine') await engine();
   else if (config.mode === 'raw') await raw();
+  else if (config.mode === 'signing') await signing();
   else if (config.mode === 'latency') await latency(true);
   else if (config.mode === 'dispatch') await latency(false);
   else if (config.mode === 'burst') await burst();

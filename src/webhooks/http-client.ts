@@ -100,7 +100,9 @@ export class DeliveryClient {
         break;
       }
     }
-    return { statusCode: response.statusCode, body: Buffer.concat(chunks).toString('utf8') };
+    // PostgreSQL text cannot hold NUL: a body with one would make the result unwritable, and the
+    // row would be attempted again after every lease. Replaced, as invalid UTF-8 is.
+    return { statusCode: response.statusCode, body: Buffer.concat(chunks).toString('utf8').replaceAll('\0', '\uFFFD') };
   }
 
   close(): Promise<void> {

@@ -79,6 +79,17 @@ describe('webhook delivery', () => {
     assert.deepEqual(rows.map((row) => [row.status, row.status_code, row.next_retry_at, row.attempt]), Array(3).fill(['success', 200, null, 1]));
   });
 
+  it('keeps an answer with NUL bytes in the log (NUL shown as U+FFFD) and settles the row', async () => {
+    const r = await receiver();
+    r.answer = () => ({ status: 200, body: 'ok\u0000done' });
+    const teamId = await team();
+    const sub = await f.createSubscription(r.url, ['*'], teamId);
+    await f.emit('team.member.added', memberAdded, teamId);
+    const [row] = await settled(sub.id, 1);
+    assert.equal(row.status, 'success');
+    assert.equal(row.response_body, 'ok\uFFFDdone');
+  });
+
   it('a dispatch wakes the worker at once (no waiting for the 1 s poll)', async () => {
     const r = await receiver();
     const teamId = await team();
