@@ -9,6 +9,7 @@ import { installAuthentication } from './http/auth.ts';
 import { handleClientError, handleFrameworkError, installErrorHandling } from './http/errors.ts';
 import { registerHealthRoutes } from './http/health.ts';
 import { registerOpenApi } from './http/openapi.ts';
+import { hookForPaths } from './http/path-hook.ts';
 import { requestIdFor } from './http/request-id.ts';
 import { OneLinePerRequest } from './http/request-log.ts';
 import { throttleRequest } from './http/throttle-hook.ts';
@@ -53,13 +54,15 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
   installIdempotency(app, { db: ctx.db.kysely, ttlHours: config.idempotencyTtlHours });
   ctx.authenticator.addBearer(new PatResolver(ctx.db.kysely, config.patEmptyScopesFullAccess));
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback style: a path outside /api/ passes without a promise (the API's hook is async).
+  const apiHook = hookForPaths(isApiPath, async (request, reply) => {
+    await ctx.authenticator.authenticate(request);
+    // After authentication: the principal picks the bucket (user, or the anonymous address).
+    await throttleRequest(ctx.throttle, config, request, reply);
+  });
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-ID', request.id);
-    if (isApiPath(request.url)) {
-      await ctx.authenticator.authenticate(request);
-      // After authentication: the principal picks the bucket (user, or the anonymous address).
-      await throttleRequest(ctx.throttle, config, request, reply);
-    }
+    apiHook(request, reply, done);
   });
   // Redis (when configured) is connected before the first request and closed with the app.
   app.addHook('onReady', () => ctx.throttle.connect(app.log));

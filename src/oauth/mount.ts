@@ -9,6 +9,7 @@ import querystring from 'node:querystring';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext, TypedApp } from '../app-context.ts';
 import { redirectToLogin } from '../accounts/session-auth.ts';
+import { hookForPaths } from '../http/path-hook.ts';
 import { clientAddress } from '../http/client-address.ts';
 import { sendProblem } from '../http/errors.ts';
 import { rateLimitHeaders, throttledDetail, type RateResult } from '../http/throttle.ts';
@@ -58,9 +59,8 @@ export function installOAuthMount(app: TypedApp, ctx: AppContext, server: LazyOA
   const { protocol, host } = new URL(config.baseUrl);
   const scheme = protocol.slice(0, -1);
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', hookForPaths(isOAuthPath, async (request, reply) => {
     const url = request.url;
-    if (!url.startsWith('/o/') && !url.startsWith('/.well-known/o')) return;
     const path = url.split('?', 1)[0];
     const route = owned.get(path) ?? (RESUME.test(path) ? ({ methods: ['GET', 'HEAD'], kind: path.startsWith('/o/device/') ? 'device' : 'authorize' } as Owned) : null);
     if (!route) return;
@@ -154,8 +154,10 @@ export function installOAuthMount(app: TypedApp, ctx: AppContext, server: LazyOA
     // Fastify still writes its one log line for the request when the raw response finishes.
     reply.hijack();
     handle(body ? replay(raw, body) : raw, res);
-  });
+  }));
 }
+
+const isOAuthPath = (url: string) => url.startsWith('/o/') || url.startsWith('/.well-known/o');
 
 /** An RFC 6749 / RFC 7591 error object answer. */
 function oauthError(reply: FastifyReply, status: number, error: string, description: string) {

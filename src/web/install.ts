@@ -7,6 +7,7 @@ import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.ts';
 import type { AuthUser } from '../http/auth.ts';
+import { hookForPaths } from '../http/path-hook.ts';
 import { CSRF_COOKIE, newCsrfSeed } from './csrf.ts';
 import { takeNotice } from './render.ts';
 import { registerStatic } from './static.ts';
@@ -20,8 +21,10 @@ export function secureCookies(ctx: AppContext): boolean {
 
 // Paths that are never pages: the API (its own auth), inbound provider webhooks (machine callers, signed
 // messages: a CSRF cookie and a session lookup per notification were a tenth of the SNS intake's time),
-// static files, health, discovery documents.
-const NOT_A_PAGE = /^\/(api\/|webhooks\/|static\/|healthz|readyz|\.well-known\/)/;
+// the OAuth endpoints that machines call (token, device authorization, registration, revocation,
+// introspection, keys), static files, health, discovery documents.
+const NOT_A_PAGE = /^\/(api\/|webhooks\/|o\/(token|device-authorization|register|revoke|introspect|jwks)\/|static\/|healthz|readyz|\.well-known\/)/;
+const isPage = (url: string) => !NOT_A_PAGE.test(url);
 
 export async function installWeb(app: FastifyInstance, ctx: AppContext, viewer: ViewerLoader) {
   const secretKey = ctx.config.secretKey!;
@@ -33,8 +36,7 @@ export async function installWeb(app: FastifyInstance, ctx: AppContext, viewer: 
   app.decorateRequest('page', null);
   const secure = secureCookies(ctx);
 
-  app.addHook('onRequest', async (request, reply) => {
-    if (NOT_A_PAGE.test(request.url)) return;
+  app.addHook('onRequest', hookForPaths(isPage, async (request, reply) => {
     let seed = request.cookies[CSRF_COOKIE];
     if (!seed || seed.length > 64) {
       seed = newCsrfSeed();
@@ -53,5 +55,5 @@ export async function installWeb(app: FastifyInstance, ctx: AppContext, viewer: 
       notice: takeNotice(request, reply),
       secureCookies: secure,
     };
-  });
+  }));
 }

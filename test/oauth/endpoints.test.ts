@@ -76,6 +76,20 @@ describe('OAuth endpoints', () => {
     assert.equal(echoed.headers.get('x-request-id'), 'client-req_42');
   });
 
+  it('the machine endpoints set no page cookie; the browser pages (device, authorize) do', async () => {
+    const machine = [
+      await postForm(`${t.base}/o/token/`, { grant_type: 'authorization_code', code: 'x', client_id: 'nope' }),
+      await postForm(`${t.base}/o/device-authorization/`, { client_id: 'nope' }),
+      await postForm(`${t.base}/o/revoke/`, { token: 'x', client_id: 'nope' }),
+      await postForm(`${t.base}/o/introspect/`, { token: 'x' }),
+      await get(`${t.base}/o/jwks/`),
+    ];
+    for (const res of machine) assert.equal(res.headers.get('set-cookie'), null, `${res.status} ${res.text.slice(0, 80)}`);
+    for (const page of [await get(`${t.base}/o/device/`), await get(`${t.base}/o/authorize/`)]) {
+      assert.match(page.headers.get('set-cookie') ?? '', /svc_csrf=/, 'a browser page seeds the CSRF cookie');
+    }
+  });
+
   it('an OAuth request body over 56 KiB is 413 before the library reads it', async () => {
     const res = await postForm(`${t.base}/o/token/`, { grant_type: 'refresh_token', refresh_token: 'x'.repeat(60 * 1024) });
     assert.equal(res.status, 413);
