@@ -1,12 +1,12 @@
 // buildApp: registers the cross-cutting HTTP behaviour and the feature routes. No business logic.
-import Fastify from 'fastify';
+import Fastify, { type FastifyError } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext, TypedApp } from './app-context.ts';
 import { registerMeRoutes } from './accounts/me-routes.ts';
 import { registerAccountPages } from './accounts/routes.ts';
 import { sessionViewer } from './accounts/session-auth.ts';
 import { installAuthentication } from './http/auth.ts';
-import { handleClientError, handleFrameworkError, installErrorHandling } from './http/errors.ts';
+import { handleClientError, handleError, handleFrameworkError, installErrorHandling } from './http/errors.ts';
 import { registerHealthRoutes } from './http/health.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { hookForPaths } from './http/path-hook.ts';
@@ -40,8 +40,11 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
     bodyLimit: config.bodyLimitBytes,
     trustProxy: false,
     // Errors raised before routing (bad percent-encoding, an over-long path parameter) get the
-    // problem shape and the request id too.
-    frameworkErrors: handleFrameworkError,
+    // problem shape and the request id too, and under /api/ are counted and carry X-RateLimit-*.
+    frameworkErrors: (error, request, reply) => {
+      if (!isApiPath(request.url)) return handleFrameworkError(error, request, reply);
+      apiHook(request, reply, (refused?: Error) => (refused ? handleError(refused as FastifyError, request, reply) : handleFrameworkError(error, request, reply)));
+    },
     clientErrorHandler: handleClientError,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
     schemaController: { compilersFactory: compilers.compilersFactory },

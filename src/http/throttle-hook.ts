@@ -43,7 +43,7 @@ export async function throttleRequest(
   reply: FastifyReply,
 ): Promise<void> {
   const result =
-    request.routeOptions.config.throttle === 'auth'
+    request.routeOptions.config?.throttle === 'auth'
       ? await throttle.consume('auth', clientAddress(config, request.raw))
       : request.principal
         ? await throttle.consume('user', String(request.principal.user.id))

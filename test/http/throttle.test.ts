@@ -125,6 +125,19 @@ describe('throttling: every /api/ answer carries the headers', () => {
     for (const res of [malformed, huge]) assert.match(String(res.headers['x-ratelimit-remaining']), /^\d+$/);
   });
 
+  it('400 (malformed percent-encoding) and 404 (over-long path parameter), refused before routing, are counted too', async () => {
+    const first = await t.inject({ url: '/api/v1/teams/%ZZ/', headers: bearer(token) });
+    const second = await t.inject({ url: `/api/v1/teams/${'a'.repeat(200)}/members/`, headers: bearer(token) });
+    assert.deepEqual([first.statusCode, second.statusCode], [400, 404]);
+    for (const res of [first, second]) {
+      assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8');
+      assert.match(String(res.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+      assert.equal(res.headers['x-ratelimit-limit'], '50');
+      assert.match(String(res.headers['x-ratelimit-reset']), /^\d+$/);
+    }
+    assert.equal(Number(second.headers['x-ratelimit-remaining']), Number(first.headers['x-ratelimit-remaining']) - 1, 'counted in the user bucket');
+  });
+
   it('paths outside /api/ are not throttled', async () => {
     const res = await t.inject({ url: '/healthz' });
     assert.equal(res.statusCode, 200);
