@@ -39,12 +39,25 @@ const FASTIFY_DETAILS: Record<string, string> = {
   FST_ERR_CTP_INVALID_JSON_BODY: 'Request body is not valid JSON.',
 };
 
-function refuseTextPlain(request: FastifyRequest, _reply: FastifyReply, _payload: unknown, done: (error?: Error) => void) {
-  const type = request.headers['content-type'];
-  if (type && request.method !== 'GET' && request.method !== 'HEAD' && /^\s*text\/plain\b/i.test(type)) {
-    return done(new HttpProblem(415, FASTIFY_DETAILS.FST_ERR_CTP_INVALID_MEDIA_TYPE));
-  }
-  done();
+// The types a cross-site HTML form or a CORS "simple request" can send. Parsers exist for text and
+// forms (Fastify's own, and @fastify/formbody for the pages), so API routes refuse them unless they
+// declare the type in their schema's `consumes` (the credential exchanges take forms, as OAuth does).
+const SIMPLE_REQUEST_TYPES = ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data'];
+
+function mediaTypeOf(header: string): string {
+  const end = header.indexOf(';');
+  return (end === -1 ? header : header.slice(0, end)).trim().toLowerCase();
+}
+
+function refuseSimpleRequestTypes(declared: readonly string[]) {
+  const refused = new Set(SIMPLE_REQUEST_TYPES.filter((type) => !declared.includes(type)));
+  return (request: FastifyRequest, _reply: FastifyReply, _payload: unknown, done: (error?: Error) => void) => {
+    const type = request.headers['content-type'];
+    if (type && request.method !== 'GET' && request.method !== 'HEAD' && refused.has(mediaTypeOf(type))) {
+      return done(new HttpProblem(415, FASTIFY_DETAILS.FST_ERR_CTP_INVALID_MEDIA_TYPE));
+    }
+    done();
+  };
 }
 
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
@@ -119,16 +132,18 @@ export function installErrorHandling(app: FastifyInstance) {
       }
     }
   });
-  // Fastify parses text/plain bodies out of the box. API routes take JSON only: a text/plain POST
-  // is a CORS "simple request" that a browser sends cross-site without a preflight, so accepting
-  // it would let any web page post to the API. Refused before parsing, with the same 415 as any
-  // other unsupported type. (Routes outside /api/, such as the mail-provider intake, may accept it.)
+  // Fastify parses text/plain bodies out of the box, and the pages' form parser is app-wide. API
+  // routes take JSON only: a text/plain or form POST is a CORS "simple request" that a browser sends
+  // cross-site without a preflight, so accepting it would let any web page post to the API. Refused
+  // before parsing, with the same 415 as any other unsupported type. (Routes outside /api/, such as
+  // the pages and the mail-provider intake, may accept them.)
   // Attached to the API routes that take a body only, so GET requests run no hook for it.
   app.addHook('onRoute', (route) => {
     const list = Array.isArray(route.method) ? route.method : [route.method];
     if (!route.url.startsWith('/api/') || list.every((method) => method === 'GET' || method === 'HEAD')) return;
     const existing = route.preParsing ? (Array.isArray(route.preParsing) ? route.preParsing : [route.preParsing]) : [];
-    route.preParsing = [refuseTextPlain, ...existing];
+    const declared = (route.schema as { consumes?: string[] } | undefined)?.consumes ?? [];
+    route.preParsing = [refuseSimpleRequestTypes(declared), ...existing];
   });
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) => {

@@ -223,6 +223,8 @@ describe('request bodies and malformed requests', () => {
 
   it('a wrong content type → 415 problem', async () => {
     assertProblem(await post('name=x', 'text/plain'), 415, 'Unsupported media type; send application/json.');
+    assertProblem(await post('name=x', 'application/x-www-form-urlencoded'), 415, 'Unsupported media type; send application/json.');
+    assertProblem(await post('--b\r\nContent-Disposition: form-data; name="name"\r\n\r\nx\r\n--b--\r\n', 'multipart/form-data; boundary=b'), 415, 'Unsupported media type; send application/json.');
     assertProblem(await post('<name>x</name>', 'application/xml'), 415, 'Unsupported media type; send application/json.');
   });
 
