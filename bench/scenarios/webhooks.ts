@@ -173,7 +173,7 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
           rounds: clean.length,
           dropped: lines.length - clean.length,
           target: TARGETS.signing,
-          note: `wall-clock rate ratio ${median(chosen.map((l) => l.rateRatio)).toFixed(3)} (${median(chosen.map((l) => l.signedRate)).toFixed(0)} ÷ ${median(chosen.map((l) => l.unsignedRate)).toFixed(0)} /s)`,
+          note: `wall-clock rate ratio ${median(chosen.map((l) => l.rateRatio))!.toFixed(3)} (${median(chosen.map((l) => l.signedRate))!.toFixed(0)} ÷ ${median(chosen.map((l) => l.unsignedRate))!.toFixed(0)} /s)`,
         }),
       );
     }
