@@ -160,6 +160,9 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
       const clean = lines.filter((l) => l.otherCores <= CONTENTION_LIMIT_CORES);
       const chosen = clean.length ? clean : lines;
       const ratios = chosen.map((l) => l.cpuRatio);
+      // The same cost against what a real delivery costs the engine (its CPU per delivery, same rounds).
+      const signCostUs = median(chosen.map((l) => l.signedCpuUs - l.unsignedCpuUs))!;
+      const engineUs = median(rounds.map((r) => r.sqlite?.find((l) => l.concurrency === SIGNING_CONCURRENCY)?.cpuUsPerDelivery).filter((x): x is number => x !== undefined));
       metrics.push(
         judge({
           id: 'signing',
@@ -173,7 +176,7 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
           rounds: clean.length,
           dropped: lines.length - clean.length,
           target: TARGETS.signing,
-          note: `wall-clock rate ratio ${median(chosen.map((l) => l.rateRatio))!.toFixed(3)} (${median(chosen.map((l) => l.signedRate))!.toFixed(0)} ÷ ${median(chosen.map((l) => l.unsignedRate))!.toFixed(0)} /s)`,
+          note: `wall-clock rate ratio ${median(chosen.map((l) => l.rateRatio))!.toFixed(3)}; signing costs ${signCostUs.toFixed(1)} µs of CPU per delivery, ${engineUs ? `${((100 * signCostUs) / engineUs).toFixed(1)} % of the engine's ${engineUs.toFixed(0)} µs (SQLite, concurrency ${SIGNING_CONCURRENCY})` : 'the engine was not measured at this concurrency'}`,
         }),
       );
     }
