@@ -1,5 +1,5 @@
 // buildApp: registers the cross-cutting HTTP behaviour and the feature routes. No business logic.
-import Fastify, { type FastifyError } from 'fastify';
+import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext, TypedApp } from './app-context.ts';
 import { registerMeRoutes } from './accounts/me-routes.ts';
@@ -9,7 +9,6 @@ import { installAuthentication } from './http/auth.ts';
 import { handleClientError, handleError, handleFrameworkError, installErrorHandling } from './http/errors.ts';
 import { registerHealthRoutes } from './http/health.ts';
 import { registerOpenApi } from './http/openapi.ts';
-import { hookForPaths } from './http/path-hook.ts';
 import { requestIdFor } from './http/request-id.ts';
 import { OneLinePerRequest } from './http/request-log.ts';
 import { throttleRequest } from './http/throttle-hook.ts';
@@ -57,15 +56,24 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
   installIdempotency(app, { db: ctx.db.kysely, ttlHours: config.idempotencyTtlHours });
   ctx.authenticator.addBearer(new PatResolver(ctx.db.kysely, config.patEmptyScopesFullAccess));
 
-  // Callback style: a path outside /api/ passes without a promise (the API's hook is async).
-  const apiHook = hookForPaths(isApiPath, async (request, reply) => {
-    await ctx.authenticator.authenticate(request);
+  // Callback style, so that a request with a cached PAT in memory mode passes without a promise.
+  const apiHook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
     // After authentication: the principal picks the bucket (user, or the anonymous address).
-    await throttleRequest(ctx.throttle, config, request, reply);
-  });
+    const count = () => throttleRequest(ctx.throttle, config, request, reply, done);
+    const authenticating = ctx.authenticator.authenticate(request);
+    if (!authenticating) return count();
+    authenticating.then(() => {
+      try {
+        count();
+      } catch (error) {
+        done(error as Error);
+      }
+    }, done);
+  };
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-ID', request.id);
-    apiHook(request, reply, done);
+    if (isApiPath(request.url)) apiHook(request, reply, done);
+    else done();
   });
   // Redis (when configured) is connected before the first request and closed with the app.
   app.addHook('onReady', () => ctx.throttle.connect(app.log));

@@ -27,8 +27,11 @@ export interface Principal {
 export interface BearerResolver {
   /** Cheap syntactic test: does this token look like one of mine? */
   matches(token: string): boolean;
-  /** The principal, or null when the token is unknown, expired, revoked or its user inactive. */
-  resolve(token: string, request: FastifyRequest): Promise<Principal | null>;
+  /**
+   * The principal, or null when the token is unknown, expired, revoked or its user inactive. A
+   * resolver may answer synchronously (a cached token) so that the request needs no promise.
+   */
+  resolve(token: string, request: FastifyRequest): Principal | null | Promise<Principal | null>;
 }
 
 /** Resolves a credential that does not come in the Authorization header (the session cookie). */
@@ -65,19 +68,14 @@ export class Authenticator {
     this.#ambient.push(resolver);
   }
 
-  /** Sets request.principal / request.credentialError. Never throws for a bad credential. */
-  async authenticate(request: FastifyRequest): Promise<void> {
+  /**
+   * Sets request.principal / request.credentialError. Never throws for a bad credential. Returns a
+   * promise only when a resolver needs one (a token not cached, a session): a cached PAT is settled
+   * synchronously.
+   */
+  authenticate(request: FastifyRequest): Promise<void> | undefined {
     const header = request.headers.authorization;
-    if (header === undefined) {
-      for (const resolve of this.#ambient) {
-        const principal = await resolve(request);
-        if (principal) {
-          request.principal = principal;
-          return;
-        }
-      }
-      return;
-    }
+    if (header === undefined) return this.#ambient.length > 0 ? this.#authenticateAmbient(request) : undefined;
     const match = BEARER.exec(header);
     if (!match) {
       request.credentialError = 'Authorization header must be "Bearer <token>".';
@@ -85,9 +83,19 @@ export class Authenticator {
     }
     const token = match[1];
     const resolver = this.#bearer.find((candidate) => candidate.matches(token));
-    const principal = resolver ? await resolver.resolve(token, request) : null;
-    if (principal) request.principal = principal;
-    else request.credentialError = 'Invalid, expired or revoked token.';
+    const principal = resolver ? resolver.resolve(token, request) : null;
+    if (principal instanceof Promise) return principal.then((resolved) => settleBearer(request, resolved));
+    settleBearer(request, principal);
+  }
+
+  async #authenticateAmbient(request: FastifyRequest): Promise<void> {
+    for (const resolve of this.#ambient) {
+      const principal = await resolve(request);
+      if (principal) {
+        request.principal = principal;
+        return;
+      }
+    }
   }
 
   unauthorized(request: FastifyRequest): HttpProblem {
@@ -109,6 +117,11 @@ export class Authenticator {
       done();
     };
   }
+}
+
+function settleBearer(request: FastifyRequest, principal: Principal | null): void {
+  if (principal) request.principal = principal;
+  else request.credentialError = 'Invalid, expired or revoked token.';
 }
 
 /** Decorates requests and wires scope checks into every route that declares `config.scopes`. */

@@ -34,20 +34,27 @@ export function setRateLimitHeaders(reply: FastifyReply, result: RateResult): vo
  * Counts the request: a route marked `config: { throttle: 'auth' }` in the auth bucket of the
  * client address; an authenticated request in its user's bucket; anything else (no credential, or
  * an invalid one, so that guessing tokens is throttled) in the anonymous bucket of the address.
- * Throws the 429 problem when over the limit, so the route does not run.
+ * Calls `done` with the 429 problem when over the limit, so the route does not run. Synchronous in
+ * memory mode (no promise on the hot path), asynchronous with Redis.
  */
-export async function throttleRequest(
+export function throttleRequest(
   throttle: Throttle,
   config: Config,
   request: FastifyRequest,
   reply: FastifyReply,
-): Promise<void> {
+  done: (error?: Error) => void,
+): void {
   const result =
     request.routeOptions.config?.throttle === 'auth'
-      ? await throttle.consume('auth', clientAddress(config, request.raw))
+      ? throttle.consume('auth', clientAddress(config, request.raw))
       : request.principal
-        ? await throttle.consume('user', String(request.principal.user.id))
-        : await throttle.consume('anon', clientAddress(config, request.raw));
+        ? throttle.consume('user', String(request.principal.user.id))
+        : throttle.consume('anon', clientAddress(config, request.raw));
+  if (result instanceof Promise) result.then((counted) => applyResult(reply, counted, done), done);
+  else applyResult(reply, result, done);
+}
+
+function applyResult(reply: FastifyReply, result: RateResult, done: (error?: Error) => void): void {
   setRateLimitHeaders(reply, result);
-  if (!result.allowed) throw throttledProblem(result);
+  done(result.allowed ? undefined : throttledProblem(result));
 }

@@ -1,6 +1,7 @@
-// Request throttling (SPEC "Limits"): fixed windows counted by rate-limiter-flexible, in process
-// (RateLimiterMemory) or, when REDIS_URL is set, in Redis (RateLimiterRedis: one Lua script per hit,
-// so any number of processes share one exact count). Three buckets:
+// Request throttling (SPEC "Limits"): fixed windows counted in process (FixedWindows, synchronous,
+// same counting as rate-limiter-flexible's RateLimiterMemory) or, when REDIS_URL is set, by
+// rate-limiter-flexible in Redis (RateLimiterRedis: one Lua script per hit, so any number of
+// processes share one exact count). Three buckets:
 //   user:<id>      authenticated requests, every credential kind of the user together
 //   anon:<address> requests without a valid credential, per client address
 //   auth:<address> credential-issuing endpoints, per client address
@@ -12,6 +13,7 @@ import ipaddr from 'ipaddr.js';
 import type * as Flexible from 'rate-limiter-flexible';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Config, RateSpec } from '../config.ts';
+import { FixedWindows } from './fixed-windows.ts';
 
 // Only the limiter classes used are loaded (the package's index loads every store it supports),
 // and the Redis ones only with REDIS_URL: startup time and memory (docs/architecture.md, "Lazy loading").
@@ -61,7 +63,10 @@ class InsuranceLimiter extends RateLimiterMemory {
 export class Throttle {
   readonly mode: 'memory' | 'redis';
   readonly #specs: Record<ThrottleKind, RateSpec>;
-  readonly #limiters: Record<ThrottleKind, RateLimiterAbstract>;
+  /** Memory mode: the synchronous in-process store (null in Redis mode). */
+  readonly #windows: Record<ThrottleKind, FixedWindows> | null = null;
+  /** Redis mode: the Redis limiters. */
+  readonly #limiters: Record<ThrottleKind, RateLimiterAbstract> | null = null;
   /** The in-memory insurance limiters behind the Redis ones (null in memory mode). */
   readonly #fallbacks: Record<ThrottleKind, RateLimiterAbstract> | null = null;
   readonly #redis: Redis | null = null;
@@ -74,11 +79,7 @@ export class Throttle {
     this.#specs = { anon: config.throttleAnon, user: config.throttleUser, auth: config.throttleAuth };
     if (!config.redisUrl) {
       this.mode = 'memory';
-      this.#limiters = {
-        anon: memoryLimiter('anon', this.#specs.anon),
-        user: memoryLimiter('user', this.#specs.user),
-        auth: memoryLimiter('auth', this.#specs.auth),
-      };
+      this.#windows = { anon: new FixedWindows(this.#specs.anon), user: new FixedWindows(this.#specs.user), auth: new FixedWindows(this.#specs.auth) };
       return;
     }
     this.mode = 'redis';
@@ -158,15 +159,17 @@ export class Throttle {
 
   /**
    * Counts one request in the bucket `kind` of `key` (a user id for 'user', a client address for
-   * 'anon' and 'auth'). Never rejects: a store failure fails open (logged).
+   * 'anon' and 'auth'). Never rejects: a store failure fails open (logged). Memory mode answers
+   * synchronously; Redis mode with a promise.
    */
-  consume(kind: ThrottleKind, key: string): Promise<RateResult> {
-    const spec = this.#specs[kind];
+  consume(kind: ThrottleKind, key: string): RateResult | Promise<RateResult> {
     const bucket = kind === 'user' ? key : addressBucket(key);
+    if (this.#windows !== null) return this.#windows[kind].consume(bucket);
+    const spec = this.#specs[kind];
     const limiter =
       this.#fallbacks !== null && this.#suspendedUntil !== 0 && Date.now() < this.#suspendedUntil
         ? this.#fallbacks[kind]
-        : this.#limiters[kind];
+        : this.#limiters![kind];
     return limiter.consume(bucket).then(
       (res) => {
         if (this.#fallbackActive) this.#checkRecovered();
@@ -223,10 +226,6 @@ export class Throttle {
     this.#fallbackActive = false;
     this.#log.info({}, 'Redis reachable again: throttling is shared across processes');
   }
-}
-
-function memoryLimiter(kind: ThrottleKind, spec: RateSpec): RateLimiterMemory {
-  return new RateLimiterMemory({ keyPrefix: kind, points: spec.limit, duration: spec.windowSeconds });
 }
 
 function toResult(allowed: boolean, limit: number, res: RateLimiterRes): RateResult {

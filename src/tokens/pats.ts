@@ -185,7 +185,8 @@ export class PatResolver implements BearerResolver {
     return token.startsWith(PAT_PREFIX);
   }
 
-  async resolve(token: string): Promise<Principal | null> {
+  /** Synchronous when the token is cached (the hot path: no promise), a promise when it is read. */
+  resolve(token: string): Principal | null | Promise<Principal | null> {
     if (!hasPatShape(token)) return null;
     const hash = hashPat(token);
     const now = Date.now();
@@ -208,9 +209,13 @@ export class PatResolver implements BearerResolver {
     }
     // The checksum is checked before a database lookup only: a cached entry was loaded for this
     // very hash, after its token passed the checksum.
-    if (!entry && !hasValidChecksum(token)) return null;
-    entry ??= (await this.#load(hash, now)) ?? undefined;
-    if (!entry || entry.expiresAt <= now) return null;
+    if (entry) return this.#principal(entry, now);
+    if (!hasValidChecksum(token)) return null;
+    return this.#load(hash, now).then((loaded) => (loaded ? this.#principal(loaded, now) : null));
+  }
+
+  #principal(entry: CachedPat, now: number): Principal | null {
+    if (entry.expiresAt <= now) return null;
     entry.usedAt = now;
     this.#touch(entry, now);
     return { user: entry.user, kind: 'pat', scopes: entry.scopes, credentialId: entry.credentialId };
