@@ -4,8 +4,9 @@
 //   engine          deliveries/s of one worker (the service's own loop) at each concurrency
 //   raw             deliveries/s of a bare undici.request POST loop at the same concurrencies,
 //                   signed like the engine
-//   signing         the raw loop signed and unsigned in alternating windows of one process (same
-//                   connections, same JIT state): what the signature costs a delivery
+//   signing         the engine (one worker, same queue, same receiver) with and without the
+//                   signature in alternating windows of one process: what signing costs a delivery
+//   signing-raw     the same comparison for the raw loop (secondary: signing's share of a bare POST)
 //   latency         embedded mode: dispatch() at a paced rate while the in-process worker runs;
 //                   event committed → the receiver has its first attempt
 //   burst           embedded mode: 10,000 events dispatched at once → every first attempt done
@@ -20,7 +21,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import { createTeam } from '../../src/teams/teams.ts';
-import { webhookDeliveryTask } from '../../src/webhooks/delivery-worker.ts';
+import { webhookDeliveryTask, type DeliveryWorkerOptions } from '../../src/webhooks/delivery-worker.ts';
 import { dispatch } from '../../src/webhooks/dispatch.ts';
 import { USER_AGENT } from '../../src/webhooks/http-client.ts';
 import { hmacKey, signatureHeader } from '../../src/webhooks/signing.ts';
@@ -31,7 +32,7 @@ import { CpuProbe } from '../lib/proc.ts';
 import { percentile } from '../lib/stats.ts';
 
 interface Config {
-  mode: 'engine' | 'raw' | 'signing' | 'latency' | 'burst' | 'dispatch';
+  mode: 'engine' | 'raw' | 'signing' | 'signing-raw' | 'latency' | 'burst' | 'dispatch';
   receiverUrl: string;
   caFile: string;
   concurrencies?: number[];
@@ -207,48 +208,46 @@ async function raw() {
   }
 }
 
+interface SigningWindow {
+  signed: boolean;
+  n: number;
+  ms: number;
+  cpuUs: number;
+}
+
 /**
  * Signed and unsigned in alternating windows of one process, over the same connections, so that
  * process placement, JIT state and the neighbours' load weigh on both alike (two processes
- * measured one after the other differed by ±10 % on their own). Per mode: deliveries per second of
- * wall time, and CPU time of this process per delivery; the sender is CPU-bound, so the CPU ratio
- * is the rate ratio a busy worker sees, without the noise of the receiver's share of the machine.
+ * measured one after the other differed by ±10 % on their own). `setSigned` switches the sender,
+ * `count` says how many deliveries have arrived, `between` runs outside the windows (refills).
  */
-async function signing() {
-  const post = rawPoster();
-  const concurrency = config.concurrencies![0];
-  const agent = new Agent({ keepAliveTimeout: 30_000, connect: { ca } });
-  let signed = true;
-  let stop = false;
-  const done = { signed: 0, unsigned: 0 };
-  const loop = async () => {
-    while (!stop) {
-      const mode = signed;
-      await post(agent, mode);
-      if (mode) done.signed++;
-      else done.unsigned++;
-    }
-  };
-  const loops = Array.from({ length: concurrency }, loop);
-  await sleep(config.warmupSeconds * 1000);
-  const windows: { signed: boolean; n: number; ms: number; cpuUs: number }[] = [];
-  const probe = new CpuProbe(config.serverPids ?? []).start();
+async function alternate(setSigned: (signed: boolean) => void, count: () => Promise<number>, between: (windows: SigningWindow[]) => Promise<void>): Promise<SigningWindow[]> {
+  const windows: SigningWindow[] = [];
   for (let i = 0; i < 2 * config.pairs!; i++) {
+    if (i % 2 === 0) await between(windows);
     // Alternate which mode goes first in a pair, so neither always follows the other.
-    signed = i % 4 === 0 || i % 4 === 3;
-    const which = signed ? 'signed' : 'unsigned';
-    const before = done[which];
+    const signed = i % 4 === 0 || i % 4 === 3;
+    setSigned(signed);
+    // A short settling pause: attempts started under the other mode arrive before the window opens.
+    await sleep(20);
+    const before = await count();
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
     await sleep(config.windowMs!);
     const used = process.cpuUsage(cpu0);
-    windows.push({ signed, n: done[which] - before, ms: performance.now() - t0, cpuUs: used.user + used.system });
+    const n = (await count()) - before;
+    windows.push({ signed, n, ms: performance.now() - t0, cpuUs: used.user + used.system });
   }
-  const cpu = probe.stop();
-  stop = true;
-  await Promise.all(loops);
-  await agent.close();
-  // Per pair, then the median over pairs: a burst of the neighbours' load spoils a pair, not the figure.
+  return windows;
+}
+
+/**
+ * Per mode: deliveries per second of wall time, and CPU time of this process per delivery; the
+ * sender is CPU-bound, so the CPU ratio is the rate ratio a busy worker sees, without the noise of
+ * the receiver's share of the machine. Per pair, then the median over pairs: a burst of the
+ * neighbours' load spoils a pair, not the figure.
+ */
+function emitSigning(concurrency: number, windows: SigningWindow[], otherCores: number) {
   const pairs = Array.from({ length: config.pairs! }, (_, p) => {
     const [a, b] = [windows[2 * p], windows[2 * p + 1]];
     const [s, u] = a.signed ? [a, b] : [b, a];
@@ -263,8 +262,70 @@ async function signing() {
     unsignedCpuUs: sum(false, 'cpuUs') / sum(false, 'n'),
     rateRatio: percentile(pairs.map((p) => p.rate), 50),
     cpuRatio: percentile(pairs.map((p) => p.cpu), 50),
-    otherCores: cpu.otherCores,
+    otherCores,
   });
+}
+
+/** The raw POST loop, signed and unsigned (secondary figure: signing against a bare POST). */
+async function signingRaw() {
+  const post = rawPoster();
+  const concurrency = config.concurrencies![0];
+  const agent = new Agent({ keepAliveTimeout: 30_000, connect: { ca } });
+  let signed = true;
+  let stop = false;
+  let completed = 0;
+  const loop = async () => {
+    while (!stop) {
+      await post(agent, signed);
+      completed++;
+    }
+  };
+  const loops = Array.from({ length: concurrency }, loop);
+  await sleep(config.warmupSeconds * 1000);
+  const probe = new CpuProbe(config.serverPids ?? []).start();
+  const windows = await alternate((mode) => (signed = mode), async () => completed, async () => {});
+  const cpu = probe.stop();
+  stop = true;
+  await Promise.all(loops);
+  await agent.close();
+  emitSigning(concurrency, windows, cpu.otherCores);
+}
+
+/**
+ * The delivery engine itself, signed and unsigned: one worker draining one queue to the receiver,
+ * its benchmark-only `sign` option flipped between windows (read at every attempt). Deliveries are
+ * counted at the receiver; the queue is refilled between pairs, outside the windows.
+ */
+async function signing() {
+  const { ctx, teamId } = await setup();
+  const concurrency = config.concurrencies![0];
+  ctx.config.webhooks.concurrency = concurrency;
+  const options: DeliveryWorkerOptions = { ca, sign: true };
+  let rate = 2000;
+  // Enough due rows for a pair of windows at the fastest rate seen, twice over.
+  const refill = async () => {
+    const wanted = Math.ceil((rate * 4 * (config.windowMs! + 20)) / 1000) + 500;
+    const pending = await countRows(ctx, ['pending']);
+    if (pending < wanted) await dispatchMany(ctx, teamId, 2 * wanted - pending);
+  };
+  await refill();
+  const worker = startWorker(ctx, [webhookDeliveryTask(options)]);
+  await sleep(config.warmupSeconds * 1000);
+  const probe = new CpuProbe(config.serverPids ?? []).start();
+  const windows = await alternate(
+    (signed) => (options.sign = signed),
+    async () => (await receiver('/__count')) as number,
+    async (done) => {
+      for (const w of done) rate = Math.max(rate, (w.n * 1000) / w.ms);
+      await refill();
+    },
+  );
+  const cpu = probe.stop();
+  await worker.stop();
+  await assertNoFailures(ctx);
+  if ((await countRows(ctx, ['pending'])) === 0) throw new Error('the queue ran dry during the signing windows');
+  emitSigning(concurrency, windows, cpu.otherCores);
+  await ctx.db.close();
 }
 
 /** Dispatches at `rate` events/s for `seconds`, one transaction per event; returns id → commit time. */
@@ -354,6 +415,7 @@ try {
   if (config.mode === 'engine') await engine();
   else if (config.mode === 'raw') await raw();
   else if (config.mode === 'signing') await signing();
+  else if (config.mode === 'signing-raw') await signingRaw();
   else if (config.mode === 'latency') await latency(true);
   else if (config.mode === 'dispatch') await latency(false);
   else if (config.mode === 'burst') await burst();

@@ -1,8 +1,16 @@
-// The delivery loop of one worker process: claim due rows (leased), attempt up to
-// SERVICE_WEBHOOKS_CONCURRENCY of them at once, write results in micro-batches (one transaction
-// per batch), and sleep until a dispatch wakes it (in-process event on SQLite, LISTEN/NOTIFY on
-// PostgreSQL) or the poll interval passes. On abort (SIGTERM) it claims nothing more and waits for
-// the attempts in flight; a row it never finishes is claimed again when its lease expires.
+// The delivery loop of one worker process. Three stages run side by side, so that no delivery slot
+// waits on the database:
+//   claim    due rows are claimed (leased) in batches into a small local buffer, ahead of need, and
+//            claimed again when the buffer runs low;
+//   attempt  up to SERVICE_WEBHOOKS_CONCURRENCY attempts at once; a slot takes the next buffered row
+//            the moment its attempt ends;
+//   write    results go to the micro-batched writer (results.ts) without holding a slot; a row stays
+//            leased until its result is written, so nothing is claimed twice meanwhile. When too many
+//            results are unwritten, no new attempt starts (back-pressure).
+// It sleeps until a dispatch wakes it (in-process event on SQLite, LISTEN/NOTIFY on PostgreSQL) or
+// the poll interval passes. On abort (SIGTERM) it starts nothing more, gives back the rows it
+// claimed but never started, waits for the attempts in flight and writes every finished result;
+// a row it never finishes is claimed again when its lease expires.
 import { performance } from 'node:perf_hooks';
 import type { PoolClient } from 'pg';
 import type { AppContext } from '../app-context.ts';
@@ -11,7 +19,7 @@ import { sleep, type WorkerTask } from '../worker/worker.ts';
 import { WAKE_CHANNEL } from './dispatch.ts';
 import { DeliveryClient, USER_AGENT, describeFailure } from './http-client.ts';
 import { webhookLog, warnIfGuardRelaxed } from './log.ts';
-import { claimDue, purgeDeliveryLogs, type AttemptResult, type ClaimedDelivery, type DeliveryTarget } from './queue.ts';
+import { claimDue, purgeDeliveryLogs, releaseClaims, type AttemptResult, type ClaimedDelivery, type DeliveryTarget } from './queue.ts';
 import { ResultWriter } from './results.ts';
 import { signatureHeader } from './signing.ts';
 import { AddressGuard } from './ssrf.ts';
@@ -20,38 +28,90 @@ import { signingKeys } from './subscriptions.ts';
 const POLL_MS = 1000;
 const MAX_CLAIM = 200;
 const PURGE_INTERVAL_MS = 3600_000;
+/** A row starts only with this much of its lease left beyond the delivery timeout (its result's write). */
+const WRITE_MARGIN_MS = 1000;
 
 export interface DeliveryWorkerOptions {
   /** Extra CA certificates to trust (tests with a private CA). */
   ca?: string | Buffer | Array<string | Buffer>;
+  /**
+   * Benchmark only, never set by the service: `false` sends deliveries without X-Service-Signature,
+   * so bench/inproc/webhooks.ts can measure what signing costs the engine. Read at every attempt
+   * (the benchmark flips it between measurement windows).
+   */
+  sign?: boolean;
 }
 
 export function webhookDeliveryTask(options: DeliveryWorkerOptions = {}): WorkerTask {
   return { name: 'webhook-deliveries', run: (ctx, signal) => new DeliveryLoop(ctx, options).run(signal) };
 }
 
+/** A claimed row waiting for a slot, with its subscription and when its lease ends. */
+interface Buffered {
+  row: ClaimedDelivery;
+  target: DeliveryTarget | undefined;
+  leaseEnds: number;
+}
+
+/**
+ * How many rows to hold claimed beyond the running attempts: twice the concurrency (at least 16,
+ * so a worker of one slot still claims several rows per statement; at most one claim's worth).
+ * None when the lease cannot cover a wait of one attempt besides the row's own attempt and write;
+ * a buffered row whose lease has run too short by the time a slot frees is given back (#fill).
+ */
+export function claimAhead(concurrency: number, leaseMs: number, timeoutMs: number): number {
+  if (leaseMs - WRITE_MARGIN_MS < 2 * timeoutMs) return 0;
+  return Math.min(Math.max(2 * concurrency, 16), MAX_CLAIM);
+}
+
+/** Results are written once this many wait (or WRITE_DELAY_MS after the first). */
+const writeBatch = (concurrency: number) => Math.min(Math.max(concurrency, 8), 250);
+const WRITE_DELAY_MS = 5;
+
 class DeliveryLoop {
   readonly #ctx: AppContext;
+  readonly #options: DeliveryWorkerOptions;
   readonly #client: DeliveryClient;
-  readonly #inFlight = new Map<number, Promise<void>>();
   readonly #writer: ResultWriter;
-  readonly #minClaim: number;
+  readonly #concurrency: number;
+  readonly #ahead: number;
+  /** At most this many results finished but not yet written; beyond it no attempt starts. */
+  readonly #maxUnwritten: number;
+  readonly #leaseMs: number;
+  readonly #timeoutMs: number;
+  /** Claimed, not started (FIFO: the claim orders by due time). */
+  #buffer: Buffered[] = [];
+  /** Attempts running (their promises settle once the result is handed to the writer). */
+  readonly #attempts = new Set<Promise<void>>();
+  /** Rows this worker holds: buffered, attempting, or with a result not yet written. */
+  readonly #owned = new Set<number>();
+  #unwritten = 0;
+  #stopping = false;
+  /** The last claim found fewer due rows than asked for: claim again only when woken for work. */
+  #drained = false;
+  /** Woken for work (a dispatch, a retry coming due, the poll): the queue may have new due rows. */
+  #due = true;
   #listener: PoolClient | null = null;
   #listenRetryAt = 0;
   #wakeup: (() => void) | null = null;
-  #kicked = false;
   readonly #urls = new Map<string, URL>();
 
   constructor(ctx: AppContext, options: DeliveryWorkerOptions) {
     this.#ctx = ctx;
+    this.#options = options;
     const settings = ctx.config.webhooks;
     this.#client = new DeliveryClient({ guard: new AddressGuard(settings), timeoutMs: settings.deliveryTimeoutMs, ca: options.ca });
-    this.#writer = new ResultWriter(ctx);
-    this.#minClaim = Math.max(1, Math.floor(settings.concurrency / 4));
+    this.#writer = new ResultWriter(ctx, { batch: writeBatch(settings.concurrency), delayMs: WRITE_DELAY_MS });
+    this.#concurrency = settings.concurrency;
+    this.#leaseMs = settings.leaseSeconds * 1000;
+    this.#timeoutMs = settings.deliveryTimeoutMs;
+    this.#ahead = claimAhead(this.#concurrency, this.#leaseMs, this.#timeoutMs);
+    this.#maxUnwritten = 2 * writeBatch(this.#concurrency);
   }
 
+  /** Work may be due: claim again even if the last claim came back short. */
   readonly #kick = () => {
-    this.#kicked = true;
+    this.#due = true;
     this.#wakeup?.();
   };
 
@@ -59,39 +119,39 @@ class DeliveryLoop {
     const ctx = this.#ctx;
     warnIfGuardRelaxed(ctx);
     const log = webhookLog(ctx);
-    const settings = ctx.config.webhooks;
     ctx.wake.on('webhooks', this.#kick);
     signal.addEventListener('abort', this.#kick, { once: true });
     try {
       while (!signal.aborted) {
         // (Re)subscribe to NOTIFY on PostgreSQL; a lost listener only costs latency (polling goes on).
         if (ctx.db.pool && !this.#listener && Date.now() >= this.#listenRetryAt) await this.#listen();
-        const free = settings.concurrency - this.#inFlight.size;
-        let claimed = 0;
-        let requested = 0;
-        // Under load, claim in batches (a quarter of the slots at least) rather than one row per
-        // finished attempt: one claim statement then feeds many attempts.
-        if (free > 0 && (this.#inFlight.size === 0 || free >= this.#minClaim)) {
-          this.#kicked = false;
-          requested = Math.min(free, MAX_CLAIM);
+        if (this.#due) {
+          this.#due = false;
+          this.#drained = false;
+        }
+        const wanted = this.#wanted();
+        if (wanted > 0) {
           try {
-            const claim = await claimDue(ctx.db.kysely, ctx.db.dialect, requested, settings.leaseSeconds);
-            claimed = claim.rows.length;
-            this.#start(claim.rows, claim.targets);
+            const leaseEnds = Date.now() + this.#leaseMs;
+            const claim = await claimDue(ctx.db.kysely, ctx.db.dialect, wanted, ctx.config.webhooks.leaseSeconds);
+            if (claim.rows.length < wanted) this.#drained = true;
+            this.#enqueue(claim.rows, claim.targets, leaseEnds);
           } catch (error) {
             log.error({ err: error }, 'webhook claim failed');
             await this.#sleep(POLL_MS);
-            continue;
           }
-          // A full batch means more may be due: go again at once while there is room.
-          if (claimed === requested && this.#inFlight.size < settings.concurrency) continue;
+          if (signal.aborted) break;
+          this.#fill();
+          continue;
         }
-        // Wait for a free slot (an attempt finishing kicks), a dispatch, or the poll interval.
+        // Wait for the buffer to run low (an attempt ending wakes), a dispatch, or the poll interval.
         await this.#sleep(POLL_MS);
       }
     } finally {
+      this.#stopping = true;
       ctx.wake.off('webhooks', this.#kick);
-      await Promise.allSettled(this.#inFlight.values());
+      await this.#release(this.#buffer.splice(0));
+      await Promise.allSettled(this.#attempts);
       await this.#writer.drain();
       await this.#client.close();
       const listener = this.#listener;
@@ -102,6 +162,82 @@ class DeliveryLoop {
         listener.release();
       }
     }
+  }
+
+  /**
+   * How many rows to claim now (0: none). The buffer is refilled when it is down to half its size,
+   * with enough rows for every free slot and a full buffer, and at least a quarter of the slots (or
+   * whatever is missing) per claim under load, so one statement feeds many attempts.
+   */
+  #wanted(): number {
+    if (this.#drained || this.#unwritten >= this.#maxUnwritten) return 0;
+    const held = this.#attempts.size + this.#buffer.length;
+    if (this.#buffer.length > this.#ahead / 2) return 0;
+    const room = this.#concurrency + this.#ahead - held;
+    const minBatch = held === 0 ? 1 : Math.max(1, Math.floor(this.#concurrency / 4));
+    return room < minBatch ? 0 : Math.min(room, MAX_CLAIM);
+  }
+
+  #enqueue(rows: ClaimedDelivery[], targets: Map<string, DeliveryTarget>, leaseEnds: number): void {
+    for (const row of rows) {
+      // Never two attempts of one row at once: a row of ours whose lease ran out and that came back
+      // in this claim is left to the attempt (or write) already under way.
+      if (this.#owned.has(row.id)) continue;
+      this.#owned.add(row.id);
+      this.#buffer.push({ row, target: targets.get(row.subscription_id), leaseEnds });
+    }
+  }
+
+  /** Starts buffered rows while there are free slots and the writer keeps up. */
+  #fill(): void {
+    let expired: Buffered[] | null = null;
+    while (!this.#stopping && this.#attempts.size < this.#concurrency && this.#unwritten < this.#maxUnwritten && this.#buffer.length > 0) {
+      const item = this.#buffer.shift()!;
+      // Its attempt and the write of its result must end inside the lease (a slow stretch of
+      // attempts or writes can leave a buffered row without enough of it): give it back instead.
+      if (item.leaseEnds - Date.now() < this.#timeoutMs + WRITE_MARGIN_MS) (expired ??= []).push(item);
+      else this.#launch(item);
+    }
+    if (expired) void this.#release(expired);
+    // Running low: let the loop claim more (it is asleep unless a claim is under way).
+    if (!this.#drained && this.#buffer.length <= this.#ahead / 2) this.#wakeup?.();
+  }
+
+  #launch({ row, target }: Buffered): void {
+    const work = this.#attempt(row, target).then(
+      (result) => {
+        this.#unwritten++;
+        this.#writer.add(result).then(
+          () => this.#wakeForRetry(result),
+          (error) => webhookLog(this.#ctx).error({ err: error, delivery_id: row.id }, 'webhook result not written'),
+        ).finally(() => {
+          this.#unwritten--;
+          this.#owned.delete(row.id);
+          this.#fill();
+        });
+      },
+      (error) => {
+        // Not expected (#attempt turns failures into results); the row is attempted again after its lease.
+        webhookLog(this.#ctx).error({ err: error, delivery_id: row.id }, 'webhook attempt failed');
+        this.#owned.delete(row.id);
+      },
+    );
+    const tracked = work.finally(() => {
+      this.#attempts.delete(tracked);
+      this.#fill();
+    });
+    this.#attempts.add(tracked);
+  }
+
+  async #release(items: Buffered[]): Promise<void> {
+    if (items.length === 0) return;
+    try {
+      await releaseClaims(this.#ctx.db.kysely, this.#ctx.db.dialect, items.map((item) => item.row));
+    } catch (error) {
+      // Their leases expire on their own; only the wait is longer.
+      webhookLog(this.#ctx).warn({ err: error }, 'claimed webhook rows not released');
+    }
+    for (const item of items) this.#owned.delete(item.row.id);
   }
 
   /** PostgreSQL: a pooled client LISTENing on the wake channel (NOTIFY arrives at commit). */
@@ -127,41 +263,22 @@ class DeliveryLoop {
     }
   }
 
+  /** Resolves on a wake-up (work due, or room in the buffer) or after `ms` (the poll: work may be due). */
   #sleep(ms: number): Promise<void> {
-    if (this.#kicked) {
-      this.#kicked = false;
-      return Promise.resolve();
-    }
+    if (this.#due) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
       const self = this;
+      const timer = setTimeout(() => {
+        self.#due = true;
+        done();
+      }, ms);
       function done() {
         clearTimeout(timer);
         self.#wakeup = null;
-        self.#kicked = false;
         resolve();
       }
       this.#wakeup = done;
     });
-  }
-
-  #start(claimed: ClaimedDelivery[], targets: Map<string, DeliveryTarget>): void {
-    for (const row of claimed) {
-      // Never two attempts of one row at once (a lease cannot expire under a running attempt:
-      // the lease is longer than the delivery timeout, see config.ts).
-      if (this.#inFlight.has(row.id)) continue;
-      const work = this.#attempt(row, targets.get(row.subscription_id))
-        .then(async (result) => {
-          await this.#writer.add(result);
-          this.#wakeForRetry(result);
-        })
-        .catch((error) => webhookLog(this.#ctx).error({ err: error, delivery_id: row.id }, 'webhook result not written'))
-        .finally(() => {
-          this.#inFlight.delete(row.id);
-          this.#kick();
-        });
-      this.#inFlight.set(row.id, work);
-    }
   }
 
   /** Parsed once per URL, not per attempt (a subscription's URL rarely changes). */
@@ -194,20 +311,18 @@ class DeliveryLoop {
     let statusCode: number | null = null;
     let responseBody: string | null;
     try {
-      const keys = signingKeys(this.#ctx.config.secretKey!, subscription);
-      const timestamp = Math.floor(Date.now() / 1000);
-      const response = await this.#client.post(
-        this.#parsed(subscription.url),
-        {
-          'content-type': 'application/json',
-          'user-agent': USER_AGENT,
-          'x-service-signature': signatureHeader(keys, timestamp, delivery.payload),
-          'x-service-event': delivery.event_type,
-          'x-service-event-id': delivery.event_id,
-          'x-service-attempt': String(delivery.attempt),
-        },
-        delivery.payload,
-      );
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        'user-agent': USER_AGENT,
+        'x-service-event': delivery.event_type,
+        'x-service-event-id': delivery.event_id,
+        'x-service-attempt': String(delivery.attempt),
+      };
+      if (this.#options.sign !== false) {
+        const keys = signingKeys(this.#ctx.config.secretKey!, subscription);
+        headers['x-service-signature'] = signatureHeader(keys, Math.floor(Date.now() / 1000), delivery.payload);
+      }
+      const response = await this.#client.post(this.#parsed(subscription.url), headers, delivery.payload);
       statusCode = response.statusCode;
       responseBody = response.body;
     } catch (error) {

@@ -43,6 +43,17 @@ const TARGET_COLUMNS = sql`s.id, s.team_id, s.url, s.secret_encrypted, s.previou
   s.is_active as subscription_active, t.is_active as team_active`;
 
 /**
+ * PostgreSQL: this transaction's commit does not wait for its WAL flush (synchronous_commit off,
+ * for this transaction only; `set_config(…, true)` is SET LOCAL inside a statement, so it costs no
+ * round trip). Used by the worker's own bookkeeping only — claims, lease releases and result
+ * writes, never dispatch or business transactions. A crash of the database can lose the last such
+ * commits (well under a second of them, always a suffix of the commit order: the WAL is
+ * sequential); a lost claim or result leaves its row pending, so the event is delivered again,
+ * which at-least-once delivery allows (receivers dedupe on the event id). docs/webhooks.md.
+ */
+export const ASYNC_COMMIT = sql`set_config('synchronous_commit', 'off', true)`;
+
+/**
  * Claims up to `limit` due rows for `leaseSeconds`, with their subscriptions. The claim commits on
  * its own (autocommit), before any HTTP request. PostgreSQL: one statement (the claim in a CTE, the
  * subscriptions joined to it), since every statement is a round trip; SKIP LOCKED lets many workers
@@ -63,11 +74,13 @@ export async function claimDue(db: Kysely<Database>, dialect: DialectName, limit
     returning id, subscription_id, event_id, event_type, payload, attempt, lease_token`;
   const targets = new Map<string, DeliveryTarget>();
   if (postgres) {
-    const result = await sql<ClaimedDelivery & { target: DeliveryTarget | null }>`with c as (${claim})
+    // ASYNC_COMMIT in the select list: evaluated with the first claimed row (a claim of none
+    // writes nothing, so its commit waits for no flush anyway).
+    const result = await sql<ClaimedDelivery & { target: DeliveryTarget | null; async_commit: string }>`with c as (${claim})
       select c.*, (select row_to_json(x) from (select ${TARGET_COLUMNS} from webhook_subscriptions s join teams t on t.id = s.team_id
-        where s.id = c.subscription_id) x) as target
+        where s.id = c.subscription_id) x) as target, ${ASYNC_COMMIT} as async_commit
       from c order by c.id`.execute(db);
-    const rows = result.rows.map(({ target, ...row }) => {
+    const rows = result.rows.map(({ target, async_commit: _, ...row }) => {
       if (target) targets.set(target.id, target);
       return row;
     });
@@ -80,6 +93,23 @@ export async function claimDue(db: Kysely<Database>, dialect: DialectName, limit
     where s.id in (select value from json_each(${ids}))`.execute(db);
   for (const target of loaded.rows) targets.set(target.id, target);
   return { rows, targets };
+}
+
+/**
+ * Gives back claimed rows that were never attempted (a worker stopping with rows claimed ahead), so
+ * any worker can claim them at once instead of after their lease. Only where the lease is still
+ * ours (the token matches) and the row is still pending.
+ */
+export async function releaseClaims(db: Kysely<Database>, dialect: DialectName, rows: readonly Pick<ClaimedDelivery, 'id' | 'lease_token'>[]): Promise<void> {
+  if (rows.length === 0) return;
+  const json = JSON.stringify(rows.map((row) => ({ id: row.id, token: row.lease_token })));
+  const postgres = dialect === 'postgres';
+  const from = postgres
+    ? sql`json_to_recordset(${json}::json) as r(id integer, token text)`
+    : sql`(select value ->> 'id' as id, value ->> 'token' as token from json_each(${json})) as r`;
+  await sql`update webhook_deliveries as d set locked_until = null, lease_token = null from ${from}
+    where d.id = r.id and d.lease_token = r.token and d.status = 'pending'
+    ${postgres ? sql`returning ${ASYNC_COMMIT}` : sql``}`.execute(db);
 }
 
 export interface AttemptResult {

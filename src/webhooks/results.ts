@@ -11,7 +11,7 @@ import type { Database } from '../db/schema.ts';
 import { queueMail } from '../mail/outbox.ts';
 import { nowIso } from '../util/time.ts';
 import { webhookLog } from './log.ts';
-import { outcomeOf, type AttemptResult } from './queue.ts';
+import { ASYNC_COMMIT, outcomeOf, type AttemptResult } from './queue.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -79,10 +79,14 @@ export async function writeResults(ctx: AppContext, results: readonly AttemptRes
         reset as (update webhook_subscriptions set consecutive_failures = 0 where id in (
           select id from webhook_subscriptions where id in (select subscription_id from done) and consecutive_failures <> 0
           order by id for update))
-      select count(*) from done`.execute(ctx.db.kysely);
+      select count(*), ${ASYNC_COMMIT} from done`.execute(ctx.db.kysely);
     return;
   }
   await ctx.db.kysely.transaction().execute(async (trx) => {
+    // A result lost in a database crash is delivered again: no need to wait for the WAL flush
+    // (ASYNC_COMMIT in queue.ts says why that is safe). The auto-disable and its e-mail commit or
+    // are lost with the failures that caused them, and are counted again on the repeated attempts.
+    if (postgres) await sql`set local synchronous_commit = off`.execute(trx);
     const updated = await updateDeliveries(postgres, json).execute(trx);
     const written = new Set((updated.rows as { id: number | string }[]).map((row) => Number(row.id)));
     if (written.size === 0) return;
@@ -189,34 +193,71 @@ interface Pending {
 
 const MAX_WRITE_BATCH = 500;
 
+export interface ResultWriterOptions {
+  /** Write as soon as this many results wait (default 1: at once). */
+  batch?: number;
+  /** Otherwise write once the oldest waiting result is this old. */
+  delayMs?: number;
+}
+
 /**
- * Micro-batched result writes: results that finish while a batch is being written go into the next
- * one, so under load one transaction carries many results (one commit instead of hundreds).
+ * Micro-batched result writes: results that finish while a batch is being written go into the
+ * next one, so under load one transaction carries many results (one commit instead of hundreds).
+ * A batch is written once `batch` results wait, or `delayMs` after the first of them: a batch's
+ * statements cost the same for 3 rows as for 30, and nothing waits on a result's write but its
+ * row's lease (the delivery worker frees the slot when the attempt ends).
  */
 export class ResultWriter {
   readonly #ctx: AppContext;
+  readonly #batch: number;
+  readonly #delayMs: number;
   #queue: Pending[] = [];
   #running: Promise<void> | null = null;
+  #timer: NodeJS.Timeout | null = null;
+  #draining = false;
 
-  constructor(ctx: AppContext) {
+  constructor(ctx: AppContext, options: ResultWriterOptions = {}) {
     this.#ctx = ctx;
+    this.#batch = Math.min(MAX_WRITE_BATCH, Math.max(1, options.batch ?? 1));
+    this.#delayMs = options.delayMs ?? 0;
   }
 
   add(result: AttemptResult): Promise<void> {
     return new Promise((resolve, reject) => {
       this.#queue.push({ result, resolve, reject });
-      this.#running ??= this.#flush().finally(() => {
-        this.#running = null;
-      });
+      this.#schedule();
     });
   }
 
   get idle(): boolean {
-    return this.#running === null;
+    return this.#running === null && this.#queue.length === 0;
   }
 
+  /** Writes everything waiting now, and whatever is added until then. */
   async drain(): Promise<void> {
-    while (this.#running) await this.#running;
+    this.#draining = true;
+    try {
+      this.#schedule();
+      while (this.#running) await this.#running;
+    } finally {
+      this.#draining = false;
+    }
+  }
+
+  #schedule(): void {
+    if (this.#running || this.#queue.length === 0) return;
+    if (this.#draining || this.#queue.length >= this.#batch || this.#delayMs <= 0) this.#start();
+    else this.#timer ??= setTimeout(() => this.#start(), this.#delayMs);
+  }
+
+  #start(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    if (this.#running || this.#queue.length === 0) return;
+    this.#running = this.#flush().finally(() => {
+      this.#running = null;
+      this.#schedule();
+    });
   }
 
   async #flush(): Promise<void> {
@@ -224,23 +265,21 @@ export class ResultWriter {
     // each batch held the one or two results ready at that instant, and the commits, not the HTTP
     // requests, bounded the delivery rate.
     await new Promise((resolve) => setImmediate(resolve));
-    while (this.#queue.length > 0) {
-      const batch = this.#queue.splice(0, MAX_WRITE_BATCH);
-      // Stable sort: one subscription's results stay in the order they finished.
-      batch.sort((a, b) => compare(a.result.delivery.subscription_id, b.result.delivery.subscription_id));
-      try {
-        await writeResults(this.#ctx, batch.map((item) => item.result));
-        for (const item of batch) item.resolve();
-      } catch {
-        // One bad result (or a lock conflict) must not cost the others: write them one by one. A row
-        // whose write still fails stays pending under its lease and is attempted again after it.
-        for (const item of batch) {
-          try {
-            await writeResults(this.#ctx, [item.result]);
-            item.resolve();
-          } catch (error) {
-            item.reject(error);
-          }
+    const batch = this.#queue.splice(0, MAX_WRITE_BATCH);
+    // Stable sort: one subscription's results stay in the order they finished.
+    batch.sort((a, b) => compare(a.result.delivery.subscription_id, b.result.delivery.subscription_id));
+    try {
+      await writeResults(this.#ctx, batch.map((item) => item.result));
+      for (const item of batch) item.resolve();
+    } catch {
+      // One bad result (or a lock conflict) must not cost the others: write them one by one. A row
+      // whose write still fails stays pending under its lease and is attempted again after it.
+      for (const item of batch) {
+        try {
+          await writeResults(this.#ctx, [item.result]);
+          item.resolve();
+        } catch (error) {
+          item.reject(error);
         }
       }
     }

@@ -30,7 +30,8 @@ export async function webhookFixture(env: Record<string, string> = {}): Promise<
     SERVICE_WEBHOOKS_ALLOWED_CIDRS: '127.0.0.1/32',
     SERVICE_WEBHOOKS_RETRY_DELAYS: FAST_RETRIES,
     SERVICE_WEBHOOKS_DELIVERY_TIMEOUT: '3',
-    SERVICE_WEBHOOKS_LEASE_SECONDS: '5',
+    // Long enough for claim-ahead (delivery-worker.ts claimAhead): the tests exercise the buffer.
+    SERVICE_WEBHOOKS_LEASE_SECONDS: '20',
     ...env,
   });
   const owner = await t.user();
