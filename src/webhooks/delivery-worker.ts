@@ -86,6 +86,12 @@ class DeliveryLoop {
   /** Rows this worker holds: buffered, attempting, or with a result not yet written. */
   readonly #owned = new Set<number>();
   #unwritten = 0;
+  /**
+   * Subscriptions with a failed attempt not yet written, and how many. Their next attempts wait
+   * for the write: it may disable the subscription (auto-disable), and then nothing more may be
+   * sent to it, exactly as if every result were written before the next claim.
+   */
+  readonly #failing = new Map<string, number>();
   #stopping = false;
   /** The last claim found fewer due rows than asked for: claim again only when woken for work. */
   #drained = false;
@@ -133,7 +139,7 @@ class DeliveryLoop {
         if (wanted > 0) {
           try {
             const leaseEnds = Date.now() + this.#leaseMs;
-            const claim = await claimDue(ctx.db.kysely, ctx.db.dialect, wanted, ctx.config.webhooks.leaseSeconds);
+            const claim = await claimDue(ctx.db, wanted, ctx.config.webhooks.leaseSeconds);
             if (claim.rows.length < wanted) this.#drained = true;
             this.#enqueue(claim.rows, claim.targets, leaseEnds);
           } catch (error) {
@@ -188,17 +194,28 @@ class DeliveryLoop {
     }
   }
 
-  /** Starts buffered rows while there are free slots and the writer keeps up. */
+  /** Starts buffered rows (oldest first) while there are free slots and the writer keeps up. */
   #fill(): void {
     let expired: Buffered[] | null = null;
-    while (!this.#stopping && this.#attempts.size < this.#concurrency && this.#unwritten < this.#maxUnwritten && this.#buffer.length > 0) {
-      const item = this.#buffer.shift()!;
+    let waiting = false;
+    for (let i = 0; !this.#stopping && this.#attempts.size < this.#concurrency && this.#unwritten < this.#maxUnwritten && i < this.#buffer.length; ) {
+      const item = this.#buffer[i];
       // Its attempt and the write of its result must end inside the lease (a slow stretch of
       // attempts or writes can leave a buffered row without enough of it): give it back instead.
-      if (item.leaseEnds - Date.now() < this.#timeoutMs + WRITE_MARGIN_MS) (expired ??= []).push(item);
-      else this.#launch(item);
+      if (item.leaseEnds - Date.now() < this.#timeoutMs + WRITE_MARGIN_MS) {
+        this.#buffer.splice(i, 1);
+        (expired ??= []).push(item);
+      } else if (this.#failing.has(item.row.subscription_id)) {
+        waiting = true;
+        i++;
+      } else {
+        this.#buffer.splice(i, 1);
+        this.#launch(item);
+      }
     }
     if (expired) void this.#release(expired);
+    // A row waits on a failure's write: write it now rather than after the batching delay.
+    if (waiting) this.#writer.flush();
     // Running low: let the loop claim more (it is asleep unless a claim is under way).
     if (!this.#drained && this.#buffer.length <= this.#ahead / 2) this.#wakeup?.();
   }
@@ -207,12 +224,23 @@ class DeliveryLoop {
     const work = this.#attempt(row, target).then(
       (result) => {
         this.#unwritten++;
+        const failed = result.attempted && !result.ok;
+        const subscriptionId = row.subscription_id;
+        if (failed) this.#failing.set(subscriptionId, (this.#failing.get(subscriptionId) ?? 0) + 1);
         this.#writer.add(result).then(
-          () => this.#wakeForRetry(result),
+          (disabled) => {
+            if (disabled) this.#disabled(subscriptionId);
+            this.#wakeForRetry(result);
+          },
           (error) => webhookLog(this.#ctx).error({ err: error, delivery_id: row.id }, 'webhook result not written'),
         ).finally(() => {
           this.#unwritten--;
           this.#owned.delete(row.id);
+          if (failed) {
+            const left = this.#failing.get(subscriptionId)! - 1;
+            if (left > 0) this.#failing.set(subscriptionId, left);
+            else this.#failing.delete(subscriptionId);
+          }
           this.#fill();
         });
       },
@@ -227,6 +255,13 @@ class DeliveryLoop {
       this.#fill();
     });
     this.#attempts.add(tracked);
+  }
+
+  /** Rows of a subscription that was just disabled, claimed before that, are not sent (dead-lettered unsent). */
+  #disabled(subscriptionId: string): void {
+    for (const item of this.#buffer) {
+      if (item.target?.id === subscriptionId) item.target = { ...item.target, subscription_active: 0 };
+    }
   }
 
   async #release(items: Buffered[]): Promise<void> {

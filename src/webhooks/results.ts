@@ -68,7 +68,7 @@ function updateDeliveries(postgres: boolean, json: string, returning = postgres 
  * Writes a batch of results (sorted by subscription, in the order they finished within one).
  * Rows whose lease was lost (another worker owns them now) are left alone and count for nothing.
  */
-export async function writeResults(ctx: AppContext, results: readonly AttemptResult[]): Promise<void> {
+export async function writeResults(ctx: AppContext, results: readonly AttemptResult[]): Promise<Set<string>> {
   const settings = ctx.config.webhooks;
   const postgres = ctx.db.dialect === 'postgres';
   const json = JSON.stringify(resultRows(results, settings));
@@ -80,20 +80,20 @@ export async function writeResults(ctx: AppContext, results: readonly AttemptRes
           select id from webhook_subscriptions where id in (select subscription_id from done) and consecutive_failures <> 0
           order by id for update))
       select count(*), ${ASYNC_COMMIT} from done`.execute(ctx.db.kysely);
-    return;
+    return new Set();
   }
-  await ctx.db.kysely.transaction().execute(async (trx) => {
+  return ctx.db.kysely.transaction().execute(async (trx) => {
     // A result lost in a database crash is delivered again: no need to wait for the WAL flush
     // (ASYNC_COMMIT in queue.ts says why that is safe). The auto-disable and its e-mail commit or
     // are lost with the failures that caused them, and are counted again on the repeated attempts.
     if (postgres) await sql`set local synchronous_commit = off`.execute(trx);
     const updated = await updateDeliveries(postgres, json).execute(trx);
     const written = new Set((updated.rows as { id: number | string }[]).map((row) => Number(row.id)));
-    if (written.size === 0) return;
+    if (written.size === 0) return new Set<string>();
     const mine = results.filter((result) => written.has(result.delivery.id));
     const failedIds = mine.filter((result) => result.attempted && !result.ok && result.delivery.attempt < settings.maxRetries).map((r) => r.delivery.id);
     if (failedIds.length > 0) await queueNextAttempts(trx, postgres, failedIds);
-    await countFailures(ctx, trx, mine);
+    return countFailures(ctx, trx, mine);
   });
 }
 
@@ -112,7 +112,8 @@ async function queueNextAttempts(trx: Db, postgres: boolean, ids: number[]): Pro
  * brings it to SERVICE_WEBHOOKS_AUTO_DISABLE_AFTER. Subscriptions are updated in id order (the
  * results are sorted), so concurrent workers on PostgreSQL cannot deadlock on them.
  */
-async function countFailures(ctx: AppContext, trx: Transaction<Database>, results: readonly AttemptResult[]): Promise<void> {
+async function countFailures(ctx: AppContext, trx: Transaction<Database>, results: readonly AttemptResult[]): Promise<Set<string>> {
+  const disabled = new Set<string>();
   const postgres = ctx.db.dialect === 'postgres';
   const runs = new Map<string, { succeeded: boolean; failures: number }>();
   for (const result of results) {
@@ -144,11 +145,12 @@ async function countFailures(ctx: AppContext, trx: Transaction<Database>, result
     if (counted.is_active !== 1 || counted.consecutive_failures < threshold) continue;
     // The count at the failure that reached the threshold (one by one, that failure disabled it).
     const before = counted.consecutive_failures - run.failures;
-    await disable(ctx, trx, subscriptionId, counted, Math.max(before + 1, threshold));
+    if (await disable(ctx, trx, subscriptionId, counted, Math.max(before + 1, threshold))) disabled.add(subscriptionId);
   }
+  return disabled;
 }
 
-async function disable(ctx: AppContext, trx: Transaction<Database>, subscriptionId: string, counted: { team_id: string; url: string }, failures: number): Promise<void> {
+async function disable(ctx: AppContext, trx: Transaction<Database>, subscriptionId: string, counted: { team_id: string; url: string }, failures: number): Promise<boolean> {
   const now = nowIso();
   const reason = `Disabled automatically after ${failures} consecutive failed delivery attempts.`;
   const disabled = await trx
@@ -157,7 +159,7 @@ async function disable(ctx: AppContext, trx: Transaction<Database>, subscription
     .where('id', '=', subscriptionId)
     .where('is_active', '=', 1)
     .executeTakeFirst();
-  if (Number(disabled.numUpdatedRows) === 0) return;
+  if (Number(disabled.numUpdatedRows) === 0) return false;
   webhookLog(ctx).warn(
     { event: 'webhook.subscription.disabled', subscription_id: subscriptionId, team_id: counted.team_id, consecutive_failures: failures },
     'webhook.subscription.disabled',
@@ -171,7 +173,7 @@ async function disable(ctx: AppContext, trx: Transaction<Database>, subscription
     .where('m.role', '=', 'owner')
     .where('u.is_active', '=', 1)
     .execute();
-  if (owners.length === 0) return;
+  if (owners.length === 0) return true;
   await queueMail(ctx, trx, {
     to: owners.map((o) => o.email),
     subject: `Webhook disabled for ${owners[0].name}`,
@@ -183,11 +185,13 @@ async function disable(ctx: AppContext, trx: Transaction<Database>, subscription
       'Events that failed meanwhile are in its delivery log as dead letters and can be retried.',
     ].join('\n'),
   });
+  return true;
 }
 
 interface Pending {
   result: AttemptResult;
-  resolve: () => void;
+  /** With true when this batch disabled the result's subscription. */
+  resolve: (disabled: boolean) => void;
   reject: (error: unknown) => void;
 }
 
@@ -222,7 +226,8 @@ export class ResultWriter {
     this.#delayMs = options.delayMs ?? 0;
   }
 
-  add(result: AttemptResult): Promise<void> {
+  /** Resolves once the result is written: with true when its batch disabled its subscription. */
+  add(result: AttemptResult): Promise<boolean> {
     return new Promise((resolve, reject) => {
       this.#queue.push({ result, resolve, reject });
       this.#schedule();
@@ -242,6 +247,11 @@ export class ResultWriter {
     } finally {
       this.#draining = false;
     }
+  }
+
+  /** Writes what waits now, without waiting for a full batch (someone needs a result written). */
+  flush(): void {
+    if (this.#queue.length > 0) this.#start();
   }
 
   #schedule(): void {
@@ -269,15 +279,14 @@ export class ResultWriter {
     // Stable sort: one subscription's results stay in the order they finished.
     batch.sort((a, b) => compare(a.result.delivery.subscription_id, b.result.delivery.subscription_id));
     try {
-      await writeResults(this.#ctx, batch.map((item) => item.result));
-      for (const item of batch) item.resolve();
+      const disabled = await writeResults(this.#ctx, batch.map((item) => item.result));
+      for (const item of batch) item.resolve(disabled.has(item.result.delivery.subscription_id));
     } catch {
       // One bad result (or a lock conflict) must not cost the others: write them one by one. A row
       // whose write still fails stays pending under its lease and is attempted again after it.
       for (const item of batch) {
         try {
-          await writeResults(this.#ctx, [item.result]);
-          item.resolve();
+          item.resolve((await writeResults(this.#ctx, [item.result])).size > 0);
         } catch (error) {
           item.reject(error);
         }
