@@ -10,7 +10,7 @@ import { handleClientError, handleError, handleFrameworkError, installErrorHandl
 import { registerHealthRoutes } from './http/health.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { requestIdFor } from './http/request-id.ts';
-import { OneLinePerRequest } from './http/request-log.ts';
+import { OneLinePerRequest, requestChildLogger } from './http/request-log.ts';
 import { throttleRequest } from './http/throttle-hook.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { lazyCompilers } from './http/lazy-compilers.ts';
@@ -35,6 +35,7 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
   const app = Fastify({
     loggerInstance: requestLogger(config),
     logController: new OneLinePerRequest(),
+    childLoggerFactory: requestChildLogger,
     genReqId: requestIdFor,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: false,

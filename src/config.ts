@@ -27,8 +27,6 @@ export interface Config {
   /** null until resolved by ensureSecrets() in development/test; always set in production. */
   secretKey: string | null;
   logLevel: string;
-  /** 0: every log line written at once; otherwise lines are written in blocks at most this late. */
-  logFlushIntervalMs: number;
   bodyLimitBytes: number;
   apiDocsPublic: boolean;
   extraScopes: string[];
@@ -184,7 +182,6 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: readDatabaseUrl(env, dataDir),
     secretKey: readSecretKey(env, nodeEnv),
     logLevel: readLogLevel(env, nodeEnv),
-    logFlushIntervalMs: readInt(env, 'LOG_FLUSH_INTERVAL_MS', production ? 200 : 0, 0, 10_000),
     bodyLimitBytes: readInt(env, 'SERVICE_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
     apiDocsPublic: readBool(env, 'SERVICE_API_DOCS_PUBLIC', !production),
     extraScopes: readExtraScopes(env),

@@ -121,39 +121,6 @@ describe('svc as a subprocess', () => {
     assert.ok(!stdout.includes(token), 'the token never appears in the logs');
   });
 
-  it('buffered request logs (LOG_FLUSH_INTERVAL_MS): a line is written within the interval, and lines still buffered at SIGTERM are written before exit', async () => {
-    const logLine = (stdout: string, id: string) =>
-      stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line)).find((line) => line.request_id === id);
-    // Within the interval, with no other traffic to fill the 4 KiB block.
-    const flushing = spawnSvc({ ...t.env, PORT: '0', LOG_LEVEL: 'info', LOG_FLUSH_INTERVAL_MS: '300' }, ['serve', '--no-worker']);
-    let stdout = '';
-    flushing.stdout!.on('data', (chunk) => (stdout += chunk));
-    try {
-      const [, url] = await waitForLine(flushing, /^svc listening on (http:\/\/127\.0\.0\.1:\d+) /);
-      assert.equal((await fetch(`${url}/healthz`, { headers: { 'x-request-id': 'flushed-by-timer' } })).status, 200);
-      const deadline = Date.now() + 5_000;
-      while (!logLine(stdout, 'flushed-by-timer') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-      assert.equal(logLine(stdout, 'flushed-by-timer')?.status, 200, 'the line arrived while the server kept running');
-    } finally {
-      flushing.kill('SIGTERM');
-    }
-    assert.deepEqual(await exitOf(flushing), { code: 0, signal: null });
-    // An interval longer than the test: only the exit flush can write the line.
-    const holding = spawnSvc({ ...t.env, PORT: '0', LOG_LEVEL: 'info', LOG_FLUSH_INTERVAL_MS: '10000' }, ['serve', '--no-worker']);
-    stdout = '';
-    holding.stdout!.on('data', (chunk) => (stdout += chunk));
-    try {
-      const [, url] = await waitForLine(holding, /^svc listening on (http:\/\/127\.0\.0\.1:\d+) /);
-      assert.equal((await fetch(`${url}/healthz`, { headers: { 'x-request-id': 'flushed-at-exit' } })).status, 200);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      assert.equal(logLine(stdout, 'flushed-at-exit'), undefined, 'still buffered while running');
-    } finally {
-      holding.kill('SIGTERM');
-    }
-    assert.deepEqual(await exitOf(holding), { code: 0, signal: null });
-    assert.equal(logLine(stdout, 'flushed-at-exit')?.status, 200, 'written at exit');
-  });
-
   it('`svc serve` on a port already in use exits 1 with the reason', async () => {
     const blocker = net.createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
