@@ -71,7 +71,10 @@ export function registerMeRoutes(app: TypedApp, ctx: AppContext) {
         response: { 200: Type.Ref('Profile'), ...authErrors },
       },
     },
-    async (request) => profileOf(request.principal!.user),
+    // Synchronous (reply.send, no promise): the principal already holds the profile.
+    (request, reply) => {
+      reply.send(profileOf(request.principal!.user));
+    },
   );
 
   app.patch(
