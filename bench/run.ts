@@ -73,7 +73,7 @@ async function main() {
     quick,
     rounds: quick ? 1 : 5,
     maxRounds: quick ? 1 : 8,
-    seconds: quick ? 3 : 5,
+    seconds: quick ? 2 : 5,
     warmupSeconds: quick ? 1 : 3,
     dir,
     log,

@@ -105,7 +105,7 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
       fs.mkdirSync(pgDir);
       envs.pg = webhookEnv(pgDir, await postgres.createDatabase('deliveries'));
     }
-    const base = { receiverUrl: receiver.url, caFile: tls.cert, seconds: plan.quick ? 1.5 : 3, warmupSeconds: plan.quick ? 0.5 : 1, serverPids: [receiver.pid] };
+    const base = { receiverUrl: receiver.url, caFile: tls.cert, seconds: plan.quick ? 1 : 3, warmupSeconds: plan.quick ? 0.5 : 1, serverPids: [receiver.pid] };
 
     // Throughput: per round, the engine on each database and the raw loop, in rotating order.
     const kinds = ['raw', ...Object.keys(envs)];
@@ -122,7 +122,7 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
             ? await child(plan, envs.sqlite, { ...base, mode: 'raw', concurrencies })
             : await child(plan, envs[kind], { ...base, mode: 'engine', concurrencies });
       }
-      const signingConfig = { ...base, concurrencies: [SIGNING_CONCURRENCY], pairs: plan.quick ? 8 : 20, windowMs: 300 };
+      const signingConfig = { ...base, concurrencies: [SIGNING_CONCURRENCY], pairs: plan.quick ? 5 : 20, windowMs: 300 };
       results.signing = await child(plan, envs.sqlite, { ...signingConfig, mode: 'signing' });
       results.signingRaw = await child(plan, envs.sqlite, { ...signingConfig, mode: 'signing-raw' });
       rounds.push(results);
