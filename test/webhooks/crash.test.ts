@@ -3,29 +3,24 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startReceiver, type Receiver } from './receiver.ts';
 import { eventually, webhookFixture, type WebhookFixture } from './setup.ts';
-import { spawnSvc, stop, type Svc } from './processes.ts';
+import { stop, workerProcesses } from './processes.ts';
 
 const LEASE_SECONDS = 6;
 
 describe('svc worker processes', () => {
   let f: WebhookFixture;
   let r: Receiver;
-  const procs: Svc[] = [];
+  const workers = workerProcesses(() => f.t.env);
   before(async () => {
     f = await webhookFixture({ SERVICE_WEBHOOKS_DELIVERY_TIMEOUT: '4', SERVICE_WEBHOOKS_LEASE_SECONDS: String(LEASE_SECONDS) });
     r = await startReceiver();
   });
   after(async () => {
-    for (const p of procs) await stop(p, 'SIGKILL');
+    await workers.killAll();
     await f.close();
     await r.close();
   });
-  const worker = async () => {
-    const p = await spawnSvc(['worker'], f.t.env);
-    procs.push(p);
-    await p.waitForLine(/svc worker running/);
-    return p;
-  };
+  const worker = () => workers.start();
 
   it('SIGKILL mid-delivery: another worker delivers every event after the lease expires; nothing is stuck', async () => {
     const sub = await f.createSubscription(r.url);
@@ -55,7 +50,7 @@ describe('svc worker processes', () => {
   });
 
   it('SIGTERM: the worker takes no new rows, finishes the attempt in flight, and exits 0', async () => {
-    for (const p of procs) await stop(p, 'SIGKILL');
+    await workers.killAll();
     const teamId = (await f.t.team(f.owner.id)).id;
     const sub = await f.createSubscription(r.url, ['*'], teamId);
     r.answer = () => ({ status: 200, delayMs: 1500 });

@@ -8,7 +8,7 @@ import { webhookDeliveryTask } from '../../src/webhooks/delivery-worker.ts';
 import { startWorker } from '../../src/worker/worker.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
 import { eventually, webhookFixture, type WebhookFixture } from './setup.ts';
-import { spawnSvc, stop, type Svc } from './processes.ts';
+import { spawnSvc, stop, workerProcesses } from './processes.ts';
 import { testPki } from './tls.ts';
 
 const member = (i: number) => ({ user_id: i, email: `u${i}@example.com`, role: 'member' });
@@ -102,22 +102,17 @@ describe('delivery pipeline: crash with results unwritten', () => {
   const LEASE_SECONDS = 6;
   let f: WebhookFixture;
   let r: Receiver;
-  const procs: Svc[] = [];
+  const workers = workerProcesses(() => f.t.env);
   before(async () => {
     f = await webhookFixture({ SERVICE_WEBHOOKS_DELIVERY_TIMEOUT: '2', SERVICE_WEBHOOKS_LEASE_SECONDS: String(LEASE_SECONDS) });
     r = await startReceiver();
   });
   after(async () => {
-    for (const p of procs) await stop(p, 'SIGKILL');
+    await workers.killAll();
     await f.close();
     await r.close();
   });
-  const worker = async () => {
-    const p = await spawnSvc(['worker'], f.t.env);
-    procs.push(p);
-    await p.waitForLine(/svc worker running/);
-    return p;
-  };
+  const worker = () => workers.start();
 
   it('a worker killed after its attempts but before their results are written: every event is sent again after the lease', async () => {
     const sub = await f.createSubscription(r.url);

@@ -61,3 +61,19 @@ export async function stop(svc: Svc, signal: NodeJS.Signals = 'SIGTERM') {
   if (svc.child.exitCode === null && svc.child.signalCode === null) svc.child.kill(signal);
   return svc.exited;
 }
+
+/** `svc worker` processes for one test suite: start() waits until one runs; killAll() SIGKILLs every one started. */
+export function workerProcesses(env: () => Record<string, string>) {
+  const started: Svc[] = [];
+  return {
+    async start(): Promise<Svc> {
+      const svc = await spawnSvc(['worker'], env());
+      started.push(svc);
+      await svc.waitForLine(/svc worker running/);
+      return svc;
+    },
+    async killAll(): Promise<void> {
+      for (const svc of started) await stop(svc, 'SIGKILL');
+    },
+  };
+}
