@@ -18,9 +18,7 @@ import { FixedWindows } from './fixed-windows.ts';
 // Only the limiter classes used are loaded (the package's index loads every store it supports),
 // and the Redis ones only with REDIS_URL: startup time and memory (docs/architecture.md, "Lazy loading").
 const require = createRequire(import.meta.url);
-const RateLimiterMemory: typeof Flexible.RateLimiterMemory = require('rate-limiter-flexible/lib/RateLimiterMemory');
 const RateLimiterRes: typeof Flexible.RateLimiterRes = require('rate-limiter-flexible/lib/RateLimiterRes');
-type RateLimiterMemory = Flexible.RateLimiterMemory;
 type RateLimiterRes = Flexible.RateLimiterRes;
 
 export type ThrottleKind = 'anon' | 'user' | 'auth';
@@ -51,13 +49,20 @@ const REDIS_COMMAND_TIMEOUT_MS = 1000;
 // each waiting out a command timeout against a stalled server (a small circuit breaker).
 const REDIS_SUSPEND_MS = 2000;
 
-/** Logs once when the fallback starts serving, and again when Redis is back (see Throttle). */
-class InsuranceLimiter extends RateLimiterMemory {
-  onUse: () => void = () => {};
-  override consume(key: string | number, points?: number, options?: { [key: string]: unknown }) {
-    this.onUse();
-    return super.consume(key, points, options);
+/**
+ * Redis mode's per-process fallback (the library's insuranceLimiter), which tells `onUse` whenever it
+ * counts, so the Throttle can log the outage once and later its end. Loaded with REDIS_URL only: memory
+ * mode counts in FixedWindows.
+ */
+function insuranceLimiter(spec: RateSpec, keyPrefix: string, onUse: () => void): RateLimiterAbstract {
+  const RateLimiterMemory: typeof Flexible.RateLimiterMemory = require('rate-limiter-flexible/lib/RateLimiterMemory');
+  class InsuranceLimiter extends RateLimiterMemory {
+    override consume(key: string | number, points?: number, options?: { [key: string]: unknown }) {
+      onUse();
+      return super.consume(key, points, options);
+    }
   }
+  return new InsuranceLimiter({ keyPrefix, points: spec.limit, duration: spec.windowSeconds });
 }
 
 export class Throttle {
@@ -105,8 +110,7 @@ export class Throttle {
     this.#fallbacks = fallbacks;
     const redisLimiter = (kind: ThrottleKind) => {
       const spec = this.#specs[kind];
-      const insurance = new InsuranceLimiter({ keyPrefix: kind, points: spec.limit, duration: spec.windowSeconds });
-      insurance.onUse = () => this.#fallbackUsed();
+      const insurance = insuranceLimiter(spec, kind, () => this.#fallbackUsed());
       fallbacks[kind] = insurance;
       return new RateLimiterRedis({
         storeClient: redis,
