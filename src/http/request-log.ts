@@ -73,13 +73,15 @@ export class RequestLogger {
   }
 
   /** The request line, written straight to the parent's destination (the child was never needed). */
-  writeRequestLine(requestId: string, method: string, url: string, status: number, ms: number): void {
+  writeRequestLine(method: string, url: string, status: number, ms: number): void {
     const parent = this.#parent;
     if (parent.levelVal > INFO) return;
     const stream = (parent as unknown as Record<symbol, { write(line: string): void }>)[pino.symbols.streamSym];
     const base = (parent as unknown as Record<symbol, string>)[pino.symbols.chindingsSym];
+    // The request's bindings (Fastify's: the request id under its label) as the child would write them.
+    const bindings = JSON.stringify(this.#bindings).slice(1, -1);
     stream.write(
-      `{"level":${INFO},"time":${Date.now()}${base},"request_id":${JSON.stringify(requestId)},"method":${JSON.stringify(method)},` +
+      `{"level":${INFO},"time":${Date.now()}${base},${bindings},"method":${JSON.stringify(method)},` +
         `"url":${JSON.stringify(url)},"status":${status},"ms":${ms},"msg":"request"}\n`,
     );
   }
@@ -98,7 +100,7 @@ export class OneLinePerRequest extends LogController {
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     const ms = Math.round(reply.elapsedTime * 100) / 100;
     const log = request.log as FastifyBaseLogger | RequestLogger;
-    if (!error && log instanceof RequestLogger && !log.used) return log.writeRequestLine(String(request.id), request.method, request.url, reply.statusCode, ms);
+    if (!error && log instanceof RequestLogger && !log.used) return log.writeRequestLine(request.method, request.url, reply.statusCode, ms);
     const line = { method: request.method, url: request.url, status: reply.statusCode, ms };
     if (error) request.log.error({ ...line, err: error }, 'request failed');
     else request.log.info(line, 'request');

@@ -23,7 +23,7 @@ describe('request log line', () => {
     for (const url of ['/api/v1/me/', '/api/v1/teams/?q="x"\\y', '/api/v1/\u00e9t\u00e9/\u2028']) {
       const { lines, logger } = capture();
       const direct = new RequestLogger(logger, { request_id: 'req-42' }, {});
-      direct.writeRequestLine('req-42', 'GET', url, 200, 0.57);
+      direct.writeRequestLine('GET', url, 200, 0.57);
       logger.child({ request_id: 'req-42' }).info({ method: 'GET', url, status: 200, ms: 0.57 }, 'request');
       assert.equal(lines.length, 2);
       assert.equal(withoutTime(lines[0]), withoutTime(lines[1]));
@@ -35,7 +35,7 @@ describe('request log line', () => {
     const { lines, logger } = capture();
     logger.level = 'warn';
     const quiet = new RequestLogger(logger, { request_id: 'r1' }, {});
-    quiet.writeRequestLine('r1', 'GET', '/api/v1/me/', 200, 1);
+    quiet.writeRequestLine('GET', '/api/v1/me/', 200, 1);
     assert.deepEqual(lines, []);
     assert.equal(quiet.used, false);
     quiet.setBindings({ extra: 1 });
