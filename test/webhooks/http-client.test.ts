@@ -1,0 +1,69 @@
+// The delivery client against real HTTPS servers: the delivery timeout bounds the whole attempt
+// (an answer that trickles in byte by byte is cut off at the deadline, not reset by each chunk),
+// and only the first 1 KB of an answer is kept.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { DeliveryClient, MAX_RESPONSE_BYTES, describeFailure } from '../../src/webhooks/http-client.ts';
+import { AddressGuard } from '../../src/webhooks/ssrf.ts';
+import { testPki } from './tls.ts';
+
+describe('delivery client', () => {
+  let server: https.Server;
+  let url: URL;
+  let client: DeliveryClient;
+  const sockets = new Set<import('node:net').Socket>();
+
+  before(async () => {
+    const { certPem, keyPem, caPem } = await testPki();
+    server = https.createServer({ cert: certPem, key: keyPem }, (req, res) => {
+      req.resume();
+      req.on('end', () => {
+        if (req.url === '/drip') {
+          // Headers at once, then one byte every 100 ms, forever: each chunk is well inside
+          // undici's body timeout, so only the whole-attempt deadline can end it.
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          const timer = setInterval(() => res.write('x'), 100);
+          res.on('close', () => clearInterval(timer));
+        } else {
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          res.end('\0' + 'y'.repeat(5000));
+        }
+      });
+    });
+    server.on('connection', (socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = new URL(`https://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+    client = new DeliveryClient({ guard: new AddressGuard({ allowedCidrs: ['127.0.0.1/32'], dnsServers: [] }), timeoutMs: 1000, ca: caPem });
+  });
+
+  after(async () => {
+    await client.close();
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('ends an attempt whose answer trickles in at the delivery timeout, as "Timed out."', async () => {
+    const started = Date.now();
+    const error = await client.post(new URL('/drip', url), { 'content-type': 'application/json' }, '{}').then(
+      () => assert.fail('a trickling answer must not complete'),
+      (err: unknown) => err,
+    );
+    const took = Date.now() - started;
+    assert.equal(describeFailure(error), 'Timed out.');
+    assert.ok(took >= 950 && took < 2500, `ended after ${took} ms (timeout 1000 ms)`);
+  });
+
+  it('keeps only the first 1 KB of an answer, NUL replaced, and answers the next attempt normally', async () => {
+    const first = await client.post(new URL('/big', url), { 'content-type': 'application/json' }, '{}');
+    assert.equal(first.statusCode, 200);
+    assert.equal(first.body, '\uFFFD' + 'y'.repeat(MAX_RESPONSE_BYTES - 1));
+    // Many attempts at once, each with its own deadline; none is cut short by another's.
+    const many = await Promise.all(Array.from({ length: 20 }, () => client.post(new URL('/big', url), {}, '{}')));
+    assert.deepEqual(new Set(many.map((r) => r.statusCode)), new Set([200]));
+  });
+});
