@@ -105,7 +105,7 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
       fs.mkdirSync(pgDir);
       envs.pg = webhookEnv(pgDir, await postgres.createDatabase('deliveries'));
     }
-    const base = { receiverUrl: receiver.url, caFile: tls.cert, seconds: plan.quick ? 1 : 3, warmupSeconds: plan.quick ? 0.5 : 1, serverPids: [receiver.pid] };
+    const base = { receiverUrl: receiver.url, caFile: tls.cert, seconds: plan.quick ? 1 : 3, warmupSeconds: plan.quick ? 0.5 : plan.warmupSeconds, serverPids: [receiver.pid] };
 
     // Throughput: per round, the engine on each database and the raw loop, in rotating order.
     const kinds = ['raw', ...Object.keys(envs)];

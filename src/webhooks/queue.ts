@@ -219,10 +219,28 @@ export async function retryAllDeadLetters(trx: Db, subscriptionId: string): Prom
   return dead.length;
 }
 
-/** Deletes finished log rows older than the retention (pending rows are the queue: kept). */
+/**
+ * Deletes finished log rows older than the retention (pending rows are the queue: kept), one
+ * subscription at a time along its (subscription_id, created_at, id) index, in chunks of
+ * PURGE_CHUNK rows: on SQLite each statement holds the only writer, so no single one runs long.
+ */
 export async function purgeDeliveryLogs(db: Db, retentionDays: number): Promise<number> {
   const cutoff = isoAfter(-retentionDays * 86400);
-  const result = await db.deleteFrom('webhook_deliveries').where('created_at', '<', cutoff).where('status', '<>', 'pending').executeTakeFirst();
+  const subscriptions = await db.selectFrom('webhook_subscriptions').select('id').orderBy('id').execute();
+  let deleted = 0;
+  for (const { id } of subscriptions) {
+    for (;;) {
+      const result = await sql`delete from webhook_deliveries where id in (
+          select id from webhook_deliveries
+          where subscription_id = ${id} and created_at < ${cutoff} and status <> 'pending'
+          limit ${PURGE_CHUNK})`.execute(db);
+      const n = Number(result.numAffectedRows ?? 0);
+      deleted += n;
+      if (n < PURGE_CHUNK) break;
+    }
+  }
   await db.deleteFrom('events').where('created_at', '<', cutoff).execute();
-  return Number(result.numDeletedRows);
+  return deleted;
 }
+
+const PURGE_CHUNK = 1000;

@@ -9,6 +9,7 @@ import * as m0005 from './0005_webhooks.ts';
 import * as m0006 from './0006_mail.ts';
 import * as m0007 from './0007_teams.ts';
 import * as m0008 from './0008_oauth.ts';
+import * as m0009 from './0009_delivery_log_indexes.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '0006_mail': m0006,
   '0007_teams': m0007,
   '0008_oauth': m0008,
+  '0009_delivery_log_indexes': m0009,
 };
