@@ -79,12 +79,6 @@ export class Deadlines {
     this.#open.delete(deadline);
   }
 
-  /** Aborts every open attempt now (the client is closing). */
-  expireAll(): void {
-    for (const deadline of this.#open) deadline.expire();
-    this.#open.clear();
-  }
-
   // The timer is armed for the oldest open deadline; when it fires after that attempt ended (the
   // usual case), it sweeps nothing and re-arms for the oldest one still open: about one wake-up
   // per timeout period, whatever the delivery rate.

@@ -13,7 +13,7 @@ describe('delivery client', () => {
   let server: https.Server;
   let url: URL;
   let client: DeliveryClient;
-  const sockets = new Set<import('node:net').Socket>();
+  const sockets = new Set<import('node:stream').Duplex>();
 
   before(async () => {
     const { certPem, keyPem, caPem } = await testPki();
