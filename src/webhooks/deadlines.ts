@@ -3,7 +3,8 @@
 // attempt did that at ~12 µs of CPU each (a native timer, a signal kept in a weak set, and
 // undici's listener bookkeeping for an EventTarget), an eighth of a delivery's cost to a local
 // receiver (docs/performance.md). Every attempt of a client has the same timeout, so deadlines
-// expire in the order they were set: one timer, armed for the oldest open deadline, is enough.
+// expire in the order they were set: one timer, armed for the oldest open deadline, is enough
+// (times are performance.now(), monotonic: a wall-clock step cannot reorder them).
 //
 // undici accepts an EventEmitter as a request's `signal` (it calls once/removeListener and reads
 // `aborted`/`reason`), so a Deadline is one: small, and aborted by the sweep.
@@ -16,6 +17,7 @@ export class Deadline extends EventEmitter {
   aborted = false;
   reason: unknown = undefined;
   readonly #owner: Deadlines;
+  /** performance.now() at which the attempt is aborted. */
   readonly at: number;
 
   constructor(owner: Deadlines, at: number) {
@@ -69,7 +71,7 @@ export class Deadlines {
 
   /** A deadline `timeoutMs` from now; clear() it when the attempt ends. */
   start(): Deadline {
-    const deadline = new Deadline(this, Date.now() + this.#timeoutMs);
+    const deadline = new Deadline(this, performance.now() + this.#timeoutMs);
     this.#open.add(deadline);
     this.#arm();
     return deadline;
@@ -85,14 +87,14 @@ export class Deadlines {
   #arm(): void {
     if (this.#timer || this.#open.size === 0) return;
     const oldest = this.#open.values().next().value!;
-    this.#timer = setTimeout(this.#sweep, Math.max(0, oldest.at - Date.now()));
+    this.#timer = setTimeout(this.#sweep, Math.max(0, oldest.at - performance.now()));
     // Like AbortSignal.timeout's timer: it never keeps the process alive on its own.
     this.#timer.unref();
   }
 
   readonly #sweep = () => {
     this.#timer = null;
-    const now = Date.now();
+    const now = performance.now();
     for (const deadline of this.#open) {
       if (deadline.at > now) break;
       this.#open.delete(deadline);
