@@ -190,32 +190,47 @@ function rawPoster() {
   };
 }
 
-async function raw() {
+/**
+ * `concurrency` raw POST loops over one keep-alive Agent, each POST signed when `signed()` says so
+ * (read before every POST). completed() counts the POSTs done; stop() ends the loops and the Agent.
+ */
+function rawLoops(concurrency: number, signed: () => boolean) {
   const post = rawPoster();
+  const agent = new Agent({ keepAliveTimeout: 30_000, connect: { ca } });
+  let completed = 0;
+  let stopping = false;
+  const loop = async () => {
+    while (!stopping) {
+      await post(agent, signed());
+      completed++;
+    }
+  };
+  const loops = Array.from({ length: concurrency }, loop);
+  return {
+    completed: () => completed,
+    async stop() {
+      stopping = true;
+      await Promise.all(loops);
+      await agent.close();
+    },
+  };
+}
+
+async function raw() {
   for (const concurrency of config.concurrencies!) {
-    const agent = new Agent({ keepAliveTimeout: 30_000, connect: { ca } });
-    let completed = 0;
-    let stop = false;
-    const loop = async () => {
-      while (!stop) {
-        await post(agent, true);
-        completed++;
-      }
-    };
-    const loops = Array.from({ length: concurrency }, loop);
+    const loops = rawLoops(concurrency, () => true);
     await sleep(config.warmupSeconds * 1000);
-    const before = completed;
+    const before = loops.completed();
     const probe = new CpuProbe(config.serverPids ?? []).start();
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
     await sleep(config.seconds * 1000);
     const used = process.cpuUsage(cpu0);
-    const rate = (completed - before) / ((performance.now() - t0) / 1000);
-    const cpuUsPerDelivery = (used.user + used.system) / (completed - before);
+    const done = loops.completed() - before;
+    const rate = done / ((performance.now() - t0) / 1000);
+    const cpuUsPerDelivery = (used.user + used.system) / done;
     const cpu = probe.stop();
-    stop = true;
-    await Promise.all(loops);
-    await agent.close();
+    await loops.stop();
     emit({ concurrency, rate, cpuUsPerDelivery, otherCores: cpu.otherCores });
   }
 }
@@ -280,26 +295,14 @@ function emitSigning(concurrency: number, windows: SigningWindow[], otherCores: 
 
 /** The raw POST loop, signed and unsigned (secondary figure: signing against a bare POST). */
 async function signingRaw() {
-  const post = rawPoster();
   const concurrency = config.concurrencies![0];
-  const agent = new Agent({ keepAliveTimeout: 30_000, connect: { ca } });
   let signed = true;
-  let stop = false;
-  let completed = 0;
-  const loop = async () => {
-    while (!stop) {
-      await post(agent, signed);
-      completed++;
-    }
-  };
-  const loops = Array.from({ length: concurrency }, loop);
+  const loops = rawLoops(concurrency, () => signed);
   await sleep(config.warmupSeconds * 1000);
   const probe = new CpuProbe(config.serverPids ?? []).start();
-  const windows = await alternate((mode) => (signed = mode), async () => completed, async () => {});
+  const windows = await alternate((mode) => (signed = mode), async () => loops.completed(), async () => {});
   const cpu = probe.stop();
-  stop = true;
-  await Promise.all(loops);
-  await agent.close();
+  await loops.stop();
   emitSigning(concurrency, windows, cpu.otherCores);
 }
 
