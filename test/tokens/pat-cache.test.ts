@@ -61,7 +61,10 @@ describe('PAT resolver cache', () => {
       await other.connect();
       await other.query('update personal_access_tokens set revoked_at = $1 where user_id = $2', [revokedAt, user.id]);
       await other.end();
-      assert.equal(await overHttp(), 200, 'PostgreSQL: served from the cache within the TTL');
+      // Within the TTL either answer is allowed: the cache may still serve it, or the periodic
+      // re-read of cached tokens (every half TTL, src/tokens/pats.ts) may already have seen the
+      // revocation. Asserting 200 here failed in CI whenever that re-read came first.
+      assert.ok([200, 401].includes(await overHttp()), 'PostgreSQL: within the TTL, the cached answer or the new one');
       await sleep(PAT_CACHE_TTL_MS + 50);
     }
     assert.equal(await overHttp(), 401);
