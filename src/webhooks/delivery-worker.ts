@@ -115,6 +115,11 @@ class DeliveryLoop {
   #listenRetryAt = 0;
   #wakeup: (() => void) | null = null;
   readonly #urls = new Map<string, URL>();
+  /**
+   * Subscriptions this worker disabled while a claim was under way. On PostgreSQL that claim may
+   * have read them before the disable committed: its rows of them must not be sent either.
+   */
+  #disabledDuringClaim: Set<string> | null = null;
 
   constructor(ctx: AppContext, options: DeliveryWorkerOptions) {
     this.#ctx = ctx;
@@ -153,8 +158,13 @@ class DeliveryLoop {
         if (wanted > 0) {
           try {
             const leaseEnds = Date.now() + this.#leaseMs;
-            const claim = await claimDue(ctx.db, wanted, ctx.config.webhooks.leaseSeconds);
+            const disabled = (this.#disabledDuringClaim = new Set());
+            const claim = await claimDue(ctx.db, wanted, ctx.config.webhooks.leaseSeconds).finally(() => (this.#disabledDuringClaim = null));
             if (claim.rows.length < wanted) this.#drained = true;
+            for (const id of disabled) {
+              const target = claim.targets.get(id);
+              if (target) claim.targets.set(id, { ...target, subscription_active: 0 });
+            }
             this.#enqueue(claim.rows, claim.targets, leaseEnds);
           } catch (error) {
             log.error({ err: error }, 'webhook claim failed');
@@ -283,8 +293,9 @@ class DeliveryLoop {
     this.#attempts.add(tracked);
   }
 
-  /** Rows of a subscription that was just disabled, claimed before that, are not sent (dead-lettered unsent). */
+  /** Rows of a subscription that was just disabled, claimed before that (or in a claim under way), are not sent (dead-lettered unsent). */
   #disabled(subscriptionId: string): void {
+    this.#disabledDuringClaim?.add(subscriptionId);
     for (const item of this.#buffer) {
       if (item.target?.id === subscriptionId) item.target = { ...item.target, subscription_active: 0 };
     }
