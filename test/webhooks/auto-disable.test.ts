@@ -32,7 +32,12 @@ describe('auto-disable after SERVICE_WEBHOOKS_AUTO_DISABLE_AFTER consecutive fai
     const rows = await eventually(async () => {
       const all = await f.deliveries(sub.id);
       return all.length === 66 && all.every((row) => row.status !== 'pending') && all;
-    }, 60_000, 'all 66 rows settled');
+    }, 60_000, 'all 66 rows settled').catch(async (error: Error) => {
+      // A rare CI failure here left no trace: say where the rows stood and what the worker logged.
+      const states = (await f.deliveries(sub.id)).map((row) => `${row.id}:${row.status}:${row.status_code ?? '-'}`);
+      const problems = lines.filter((line) => JSON.parse(line).level >= 40);
+      throw new Error(`${error.message}; ${r.received.length} received; rows ${states.join(' ')}; worker warnings ${problems.join('')}`);
+    });
     // 10 failures + 1 success + 50 failures = 61 attempts; the last 5 events are not sent.
     assert.equal(r.received.length, 61);
     const sent = rows.filter((row) => row.status_code !== null);
