@@ -417,8 +417,8 @@ export const webhookLogPurgeTask: WorkerTask = {
   async run(ctx, signal) {
     while (!signal.aborted) {
       try {
-        const deleted = await purgeDeliveryLogs(ctx.db.kysely, ctx.config.webhooks.logRetentionDays);
-        if (deleted > 0) webhookLog(ctx).info({ deleted }, 'webhook delivery logs purged');
+        const { deliveries, events } = await purgeDeliveryLogs(ctx.db.kysely, ctx.config.webhooks.logRetentionDays);
+        if (deliveries + events > 0) webhookLog(ctx).info({ deliveries, events }, 'webhook delivery logs purged');
       } catch (error) {
         webhookLog(ctx).error({ err: error }, 'webhook log purge failed');
       }

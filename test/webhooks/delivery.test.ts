@@ -362,7 +362,7 @@ describe('webhook worker housekeeping', () => {
     assert.equal((await f.deliveries(sub.id))[1].status, 'pending');
   });
 
-  it('purges finished log rows older than the retention, keeps pending ones', async () => {
+  it('purges finished log rows and events older than the retention, keeps pending rows and recent events', async () => {
     const sub = await f.createSubscription(r.url);
     const db = f.t.ctx.db.kysely;
     const old = '2020-01-01T00:00:00.000Z';
@@ -376,10 +376,18 @@ describe('webhook worker housekeeping', () => {
         { ...base, event_id: 'evt_new', status: 'success', created_at: new Date().toISOString() },
       ])
       .execute();
-    assert.equal(await purgeDeliveryLogs(db, 30), 2);
+    // Events too, team by team: more than one chunk (1,000) of old ones, and a recent one that stays.
+    const event = { type: 'team.member.added', api_version: 'v1', team_id: f.teamId, data: '{}' };
+    const oldEvents = Array.from({ length: 1_001 }, (_, i) => ({ ...event, id: `evt_purged_${i}`, created_at: old }));
+    for (let i = 0; i < oldEvents.length; i += 500) await db.insertInto('events').values(oldEvents.slice(i, i + 500)).execute();
+    await db.insertInto('events').values({ ...event, id: 'evt_recent', created_at: new Date().toISOString() }).execute();
+    assert.deepEqual(await purgeDeliveryLogs(db, 30), { deliveries: 2, events: 1_001 });
     const left = (await db.selectFrom('webhook_deliveries').select('event_id').where('subscription_id', '=', sub.id).execute()).map((x) => x.event_id);
     assert.ok(left.includes('evt_old_pending') && left.includes('evt_new'));
     assert.ok(!left.includes('evt_old_success') && !left.includes('evt_old_dead'));
+    const events = (await db.selectFrom('events').select('id').where('team_id', '=', f.teamId).execute()).map((x) => x.id);
+    assert.ok(events.includes('evt_recent'));
+    assert.ok(!events.some((id) => id.startsWith('evt_purged_')));
     // The worker task does it on start.
     await db.insertInto('webhook_deliveries').values({ ...base, event_id: 'evt_old_2', status: 'failed' }).execute();
     const worker = startWorker(f.t.ctx, [webhookLogPurgeTask]);
