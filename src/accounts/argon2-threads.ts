@@ -1,13 +1,14 @@
-// argon2id on a few dedicated worker threads that run at a lower CPU priority (nice 10) than the
-// event loop. node:crypto's asynchronous argon2 runs on the libuv pool at the event loop's own
-// priority: where the process has one core (containers, the benchmark's pinning), each 30–50 ms
-// hash then takes time slices from request handling, and API latency under logins grew several-fold
-// (docs/performance.md). At nice 10 a waking event loop preempts the hashing at once, and hashing
-// still gets about a tenth of a saturated core, so logins slow down under load but never stall.
+// argon2id on a few dedicated worker threads that run at a lower CPU priority (nice 10, see
+// src/util/thread-priority.ts) than the event loop. node:crypto's asynchronous argon2 runs on the
+// libuv pool at the event loop's own priority: where the process has one core (containers, the
+// benchmark's pinning), each 30–50 ms hash then takes time slices from request handling, and API
+// latency under logins grew several-fold (docs/performance.md). At nice 10 a waking event loop
+// preempts the hashing at once; logins slow down under load but never stall.
 // Written here rather than taken from a pool library: the priority has to be set from inside each
 // thread (Linux applies setpriority to the thread id given), which pools do not offer.
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { LOWER_THIS_THREAD_PRIORITY } from '../util/thread-priority.ts';
 
 export interface Argon2Params {
   message: string;
@@ -18,20 +19,13 @@ export interface Argon2Params {
   tagLength: number;
 }
 
-const THREAD_NICE = 10;
 const THREADS = Math.max(1, Math.min(4, os.availableParallelism()));
 
 // CommonJS source evaluated in the thread (the same text runs from src/ and from dist/).
 const THREAD_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { argon2Sync } = require('node:crypto');
-try {
-  // /proc/thread-self is "<pid>/task/<tid>": this thread's id, which setpriority accepts on Linux.
-  const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
-  require('node:os').setPriority(tid, ${THREAD_NICE});
-} catch {
-  // Not Linux, or not permitted: hash at the normal priority.
-}
+${LOWER_THIS_THREAD_PRIORITY}
 parentPort.on('message', ({ id, params }) => {
   try {
     const hash = argon2Sync('argon2id', params);

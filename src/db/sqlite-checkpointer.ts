@@ -13,14 +13,20 @@
 // connection's automatic checkpoint is turned off; if the thread ever stops, it is turned back on.
 import { Worker } from 'node:worker_threads';
 import type { DatabaseSync } from 'node:sqlite';
+import { LOWER_THIS_THREAD_PRIORITY } from '../util/thread-priority.ts';
 
 const START_AFTER_MS = 2_000;
 const INTERVAL_MS = 100;
 /** SQLite's default wal_autocheckpoint, restored when the thread is gone. */
 const AUTOCHECKPOINT_PAGES = 1000;
 
-// Plain JavaScript: a worker thread evaluated from a string has no TypeScript stripping.
+// Plain JavaScript: a worker thread evaluated from a string has no TypeScript stripping. At a lower
+// priority than the event loop (src/util/thread-priority.ts): checkpoints can wait, requests cannot.
+// At the event loop's priority this thread's own garbage collections competed with it: V8 shrinks
+// a mostly idle isolate with full collections, and one traced run showed 28 ms plus 42 ms of
+// incremental steps on the shared core while webhook events were being timed (docs/performance.md).
 const THREAD = `
+${LOWER_THIS_THREAD_PRIORITY}
 const { DatabaseSync } = require('node:sqlite');
 const { parentPort, workerData } = require('node:worker_threads');
 const db = new DatabaseSync(workerData.location, { timeout: 0 });

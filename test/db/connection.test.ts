@@ -29,6 +29,29 @@ describe('SQLite connection', () => {
     }
   });
 
+  it('checkpoints on a thread of lower CPU priority once it runs; the event loop no longer checkpoints (Linux)', { skip: process.platform !== 'linux' }, async () => {
+    const niceOf = (tid: string) => Number(fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16]);
+    const lowered = () => fs.readdirSync('/proc/self/task').filter((tid) => niceOf(tid) === 10).length;
+    const before = lowered();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-conn-'));
+    const db = openDb(`sqlite:${path.join(dir, 'db.sqlite3')}`);
+    try {
+      const autocheckpoint = async () => Number(Object.values((await sql.raw('pragma wal_autocheckpoint').execute(db.kysely)).rows[0] as object)[0]);
+      assert.equal(await autocheckpoint(), 1000, 'SQLite checkpoints in commits until the thread runs');
+      // The thread starts two seconds after the database opens and turns the automatic checkpoint off.
+      const deadline = Date.now() + 10_000;
+      while ((await autocheckpoint()) !== 0) {
+        assert.ok(Date.now() < deadline, 'the checkpoint thread started');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.equal(lowered(), before + 1, 'one more thread at nice 10');
+      assert.equal(niceOf(String(process.pid)), 0, 'the main thread keeps its priority');
+    } finally {
+      await db.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('sqlite::memory: works', async () => {
     const db = openDb('sqlite::memory:');
     try {
