@@ -60,7 +60,11 @@ export function openDb(databaseUrl: string, options: { poolSize?: number } = {})
     const database = openNodeSqlite(location);
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database }), plugins: [new WriteWatchPlugin()] });
     externalChangeSources.set(kysely, { kind: 'counter', counter: database.dataVersion });
-    return { kysely, dialect: 'sqlite', pool: null, close: () => kysely.destroy() };
+    const close = async () => {
+      await kysely.destroy();
+      await database.released();
+    };
+    return { kysely, dialect: 'sqlite', pool: null, close };
   }
   const pg = loadPg();
   const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 10 });

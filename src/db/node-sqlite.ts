@@ -39,18 +39,22 @@ class CachedStatement implements SqliteStatement {
   }
 }
 
-export function openNodeSqlite(location: string): SqliteDatabase & { dataVersion(): number } {
+export function openNodeSqlite(location: string): SqliteDatabase & { dataVersion(): number; released(): Promise<void> } {
   const database = new DatabaseSync(location, { enableForeignKeyConstraints: true, timeout: 5000 });
   database.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
   const cache = new Map<string, CachedStatement>();
   const dataVersion = database.prepare('PRAGMA data_version');
   // WAL checkpoints (and their fsyncs) on a helper thread, off the event loop.
   const checkpointer = location === ':memory:' ? null : startCheckpointer(database, location);
+  let threadStopped: Promise<void> = Promise.resolve();
   return {
+    // Kysely calls close() without awaiting it; released() is what waits for the checkpoint thread.
     close: () => {
-      checkpointer?.stop();
+      if (checkpointer) threadStopped = checkpointer.stop();
       database.close();
     },
+    /** After close(): resolves once no thread of this process has the database file open. */
+    released: () => threadStopped,
     /** Changes whenever another connection has committed a change to the database file. */
     dataVersion: () => (dataVersion.get() as { data_version: number }).data_version,
     prepare(sql: string): SqliteStatement {

@@ -19,6 +19,7 @@ const START_AFTER_MS = 2_000;
 const INTERVAL_MS = 100;
 /** SQLite's default wal_autocheckpoint, restored when the thread is gone. */
 const AUTOCHECKPOINT_PAGES = 1000;
+const STOP_TIMEOUT_MS = 5_000;
 
 // Plain JavaScript: a worker thread evaluated from a string has no TypeScript stripping. At a lower
 // priority than the event loop (src/util/thread-priority.ts): checkpoints can wait, requests cannot.
@@ -43,8 +44,12 @@ parentPort.postMessage('ready');
 `;
 
 export interface Checkpointer {
-  /** Synchronous, as the connection's close is: the thread closes its connection and exits on its own. */
-  stop(): void;
+  /**
+   * Stops checkpointing. The thread closes its connection and exits on its own; the promise
+   * resolves once it has, so that nothing touches the database files after the database is closed
+   * (a thread started just before a close still opens the file, then closes it at once).
+   */
+  stop(): Promise<void>;
 }
 
 export function startCheckpointer(database: DatabaseSync, location: string): Checkpointer {
@@ -69,7 +74,20 @@ export function startCheckpointer(database: DatabaseSync, location: string): Che
     stop() {
       stopped = true;
       clearTimeout(timer);
-      worker?.postMessage('stop');
+      const running = worker;
+      if (!running) return Promise.resolve();
+      // Referenced until it exits: code awaiting the close runs before the process ends. A thread
+      // that does not exit in time (a checkpoint stuck on the disk) is terminated.
+      running.ref();
+      const deadline = setTimeout(() => void running.terminate(), STOP_TIMEOUT_MS).unref();
+      const exited = new Promise<void>((resolve) =>
+        running.once('exit', () => {
+          clearTimeout(deadline);
+          resolve();
+        }),
+      );
+      running.postMessage('stop');
+      return exited;
     },
   };
 }
