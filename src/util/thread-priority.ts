@@ -5,7 +5,7 @@
 // waking event loop preempts the thread at once, and the thread still gets about a tenth of a
 // saturated core, so background work slows down under load but never stops.
 
-export const BACKGROUND_THREAD_NICE = 10;
+const BACKGROUND_THREAD_NICE = 10;
 
 /**
  * CommonJS source that lowers the priority of the thread it runs in, for the start of a thread

@@ -163,7 +163,7 @@ class DeliveryLoop {
             if (claim.rows.length < wanted) this.#drained = true;
             for (const id of disabled) {
               const target = claim.targets.get(id);
-              if (target) claim.targets.set(id, { ...target, subscription_active: 0 });
+              if (target) claim.targets.set(id, asInactive(target));
             }
             this.#enqueue(claim.rows, claim.targets, leaseEnds);
           } catch (error) {
@@ -297,7 +297,7 @@ class DeliveryLoop {
   #disabled(subscriptionId: string): void {
     this.#disabledDuringClaim?.add(subscriptionId);
     for (const item of this.#buffer) {
-      if (item.target?.id === subscriptionId) item.target = { ...item.target, subscription_active: 0 };
+      if (item.target?.id === subscriptionId) item.target = asInactive(item.target);
     }
   }
 
@@ -405,6 +405,9 @@ class DeliveryLoop {
     return { ...base, attempted: true, ok, statusCode, responseBody, durationMs: Math.round(performance.now() - started) };
   }
 }
+
+/** The target as this worker knows it after disabling it (its rows are dead-lettered unsent). */
+const asInactive = (target: DeliveryTarget): DeliveryTarget => ({ ...target, subscription_active: 0 });
 
 /** Whether an attempt would be sent (#attempt dead-letters it unsent otherwise): worth signing ahead. */
 function isSendable(target: DeliveryTarget): boolean {
