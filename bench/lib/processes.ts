@@ -148,7 +148,8 @@ export function runAsync(command: string, args: string[], options: { env?: NodeJ
     child.stdout.on('data', (chunk) => (stdout += chunk));
     child.stderr.on('data', (chunk) => (stderr += chunk));
     child.once('error', reject);
-    child.once('exit', (code) => {
+    // 'close', not 'exit': the process can exit before its last output has been read from the pipes.
+    child.once('close', (code) => {
       started.delete(child);
       resolve({ stdout, stderr, code });
     });
