@@ -70,6 +70,7 @@ async function profiled<T>(work: () => Promise<T>): Promise<T> {
     session.disconnect();
   }
 }
+const cpuMs = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1000;
 const emit = (line: Record<string, unknown>) => process.stdout.write(`BENCH_RESULT ${JSON.stringify(line)}\n`);
 
 const control = new Agent({ connect: { ca } });
@@ -417,21 +418,29 @@ async function burst() {
   const worker = startWorker(ctx, [webhookDeliveryTask({ ca })]);
   await receiver('/__events');
   await arrivals(await paced(ctx, teamId, 100, config.warmupSeconds), 30_000);
+  const received0 = (await receiver('/__count')) as number;
   const probe = new CpuProbe(config.serverPids ?? []).start();
+  const cpu0 = process.cpuUsage();
   const t0 = now();
   const committed = new Map<string, number>();
   // As a busy API would: many small transactions back to back, the worker running meanwhile.
   let dispatchedMs = 0;
+  let cpuAtDispatchedMs = 0;
+  let deliveredWhileDispatching = 0;
   const { lastArrival } = await profiled(async () => {
     for (const id of await dispatchMany(ctx, teamId, config.burst!, 100)) committed.set(id, t0);
     dispatchedMs = now() - t0;
+    cpuAtDispatchedMs = cpuMs(process.cpuUsage(cpu0));
+    deliveredWhileDispatching = ((await receiver('/__count')) as number) - received0;
     return arrivals(committed, 60_000);
   });
+  // This process's CPU (event loop and its threads: SQLite checkpoints) until the last arrival was seen.
+  const cpuTotalMs = cpuMs(process.cpuUsage(cpu0));
   const cpu = probe.stop();
   await worker.stop();
   await assertNoFailures(ctx);
   const attempted = await countRows(ctx, ['success']);
-  emit({ events: committed.size, dispatchedMs, completedMs: lastArrival - t0, successRows: attempted, otherCores: cpu.otherCores });
+  emit({ events: committed.size, dispatchedMs, deliveredWhileDispatching, cpuAtDispatchedMs, cpuTotalMs, completedMs: lastArrival - t0, successRows: attempted, otherCores: cpu.otherCores });
   await ctx.db.close();
 }
 

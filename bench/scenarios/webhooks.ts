@@ -224,7 +224,9 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
         rounds: burst.otherCores <= CONTENTION_LIMIT_CORES ? 1 : 0,
         dropped: burst.otherCores <= CONTENTION_LIMIT_CORES ? 0 : 1,
         target: TARGETS.burst,
-        note: `dispatch of all ${BURST_RUN} took ${burst.dispatchedMs.toFixed(0)} ms of it`,
+        note:
+          `dispatch of all ${BURST_RUN} took ${burst.dispatchedMs.toFixed(0)} ms of it (${burst.deliveredWhileDispatching} delivered meanwhile); ` +
+          `CPU of the process ${burst.cpuTotalMs.toFixed(0)} ms, ${burst.cpuAtDispatchedMs.toFixed(0)} ms of it by the end of dispatch`,
         details: burst,
       }),
     );
