@@ -1,28 +1,16 @@
 // Crash safety and graceful shutdown with real `svc worker` processes.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { startReceiver, type Receiver } from './receiver.ts';
-import { eventually, webhookFixture, type WebhookFixture } from './setup.ts';
-import { stop, workerProcesses } from './processes.ts';
+import { describe, it } from 'node:test';
+import { eventually } from './setup.ts';
+import { stop, workerProcessSuite } from './processes.ts';
 
 const LEASE_SECONDS = 6;
 
 describe('svc worker processes', () => {
-  let f: WebhookFixture;
-  let r: Receiver;
-  const workers = workerProcesses(() => f.t.env);
-  before(async () => {
-    f = await webhookFixture({ SERVICE_WEBHOOKS_DELIVERY_TIMEOUT: '4', SERVICE_WEBHOOKS_LEASE_SECONDS: String(LEASE_SECONDS) });
-    r = await startReceiver();
-  });
-  after(async () => {
-    await workers.killAll();
-    await f.close();
-    await r.close();
-  });
-  const worker = () => workers.start();
+  const suite = workerProcessSuite({ SERVICE_WEBHOOKS_DELIVERY_TIMEOUT: '4', SERVICE_WEBHOOKS_LEASE_SECONDS: String(LEASE_SECONDS) });
 
   it('SIGKILL mid-delivery: another worker delivers every event after the lease expires; nothing is stuck', async () => {
+    const { f, r, worker } = suite;
     const sub = await f.createSubscription(r.url);
     // Phase 1: the receiver holds every request open, so the first worker dies with all in flight.
     let phase = 1;
@@ -50,7 +38,8 @@ describe('svc worker processes', () => {
   });
 
   it('SIGTERM: the worker takes no new rows, finishes the attempt in flight, and exits 0', async () => {
-    await workers.killAll();
+    const { f, r, worker } = suite;
+    await suite.killWorkers();
     const teamId = (await f.t.team(f.owner.id)).id;
     const sub = await f.createSubscription(r.url, ['*'], teamId);
     r.answer = () => ({ status: 200, delayMs: 1500 });

@@ -8,7 +8,7 @@ import { webhookDeliveryTask } from '../../src/webhooks/delivery-worker.ts';
 import { startWorker } from '../../src/worker/worker.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
 import { eventually, webhookFixture, type WebhookFixture } from './setup.ts';
-import { spawnSvc, stop, workerProcesses } from './processes.ts';
+import { spawnSvc, stop, workerProcessSuite } from './processes.ts';
 import { testPki } from './tls.ts';
 
 const member = (i: number) => ({ user_id: i, email: `u${i}@example.com`, role: 'member' });
@@ -100,21 +100,10 @@ describe('delivery pipeline: shutdown', () => {
 
 describe('delivery pipeline: crash with results unwritten', () => {
   const LEASE_SECONDS = 6;
-  let f: WebhookFixture;
-  let r: Receiver;
-  const workers = workerProcesses(() => f.t.env);
-  before(async () => {
-    f = await webhookFixture({ SERVICE_WEBHOOKS_DELIVERY_TIMEOUT: '2', SERVICE_WEBHOOKS_LEASE_SECONDS: String(LEASE_SECONDS) });
-    r = await startReceiver();
-  });
-  after(async () => {
-    await workers.killAll();
-    await f.close();
-    await r.close();
-  });
-  const worker = () => workers.start();
+  const suite = workerProcessSuite({ SERVICE_WEBHOOKS_DELIVERY_TIMEOUT: '2', SERVICE_WEBHOOKS_LEASE_SECONDS: String(LEASE_SECONDS) });
 
   it('a worker killed after its attempts but before their results are written: every event is sent again after the lease', async () => {
+    const { f, r, worker } = suite;
     const sub = await f.createSubscription(r.url);
     const db = f.t.ctx.db.kysely;
     let release!: () => void;

@@ -4,6 +4,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { after, before } from 'node:test';
+import { startReceiver, type Receiver } from './receiver.ts';
+import { webhookFixture, type WebhookFixture } from './setup.ts';
 import { testPki } from './tls.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
@@ -76,4 +79,26 @@ export function workerProcesses(env: () => Record<string, string>) {
       for (const svc of started) await stop(svc, 'SIGKILL');
     },
   };
+}
+
+/**
+ * What every suite of real `svc worker` processes sets up: a webhook fixture with `settings`, a
+ * receiver, and its workers, made before the suite's tests and torn down after them (workers first).
+ * Call it inside `describe`; read `f` and `r` inside the tests (they exist once `before` has run).
+ */
+export function workerProcessSuite(settings: Record<string, string>) {
+  const suite = {} as { f: WebhookFixture; r: Receiver; worker: () => Promise<Svc>; killWorkers: () => Promise<void> };
+  const workers = workerProcesses(() => suite.f.t.env);
+  suite.worker = () => workers.start();
+  suite.killWorkers = () => workers.killAll();
+  before(async () => {
+    suite.f = await webhookFixture(settings);
+    suite.r = await startReceiver();
+  });
+  after(async () => {
+    await workers.killAll();
+    await suite.f.close();
+    await suite.r.close();
+  });
+  return suite;
 }
