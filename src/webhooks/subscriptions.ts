@@ -4,7 +4,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../app-context.ts';
-import type { Database } from '../db/schema.ts';
+import type { Database, WebhookSubscriptionsTable } from '../db/schema.ts';
 import { decryptSecret, encryptSecret } from '../util/encryption.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
 import { isEventType } from './events.ts';
@@ -24,21 +24,8 @@ export class WebhookError extends Error {
   }
 }
 
-export interface SubscriptionRow {
-  id: string;
-  team_id: string;
-  url: string;
-  events: string;
-  secret_encrypted: string;
-  previous_secret_encrypted: string | null;
-  previous_secret_expires_at: string | null;
-  is_active: number;
-  consecutive_failures: number;
-  disabled_at: string | null;
-  disabled_reason: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** A subscription as stored (the table has no generated columns: a row reads back as it is written). */
+export type SubscriptionRow = WebhookSubscriptionsTable;
 
 export interface SubscriptionView {
   id: string;
