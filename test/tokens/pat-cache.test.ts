@@ -12,6 +12,23 @@ import { PAT_CACHE_TTL_MS } from '../../src/tokens/pats.ts';
 import { bearer, startApp, type TestApp } from '../helpers/app.ts';
 import { svc } from '../cli/cli-helpers.ts';
 
+/** Revokes the user's tokens with plain SQL on a connection of its own (no Kysely, no write watch), as an outside tool would. */
+async function revokeWithRawSql(t: TestApp, userId: number): Promise<void> {
+  const revokedAt = new Date().toISOString();
+  if (t.env.DATABASE_URL.startsWith('sqlite:')) {
+    const { DatabaseSync } = await import('node:sqlite');
+    const other = new DatabaseSync(t.env.DATABASE_URL.slice('sqlite:'.length));
+    other.prepare('update personal_access_tokens set revoked_at = ? where user_id = ?').run(revokedAt, userId);
+    other.close();
+    return;
+  }
+  const pg = (await import('pg')).default;
+  const other = new pg.Client({ connectionString: t.env.DATABASE_URL });
+  await other.connect();
+  await other.query('update personal_access_tokens set revoked_at = $1 where user_id = $2', [revokedAt, userId]);
+  await other.end();
+}
+
 describe('PAT resolver cache', () => {
   let t: TestApp;
   before(async () => {
@@ -48,19 +65,9 @@ describe('PAT resolver cache', () => {
     const user = await t.user();
     const token = await t.token(user.id, ['read:profile']);
     assert.equal(await overHttp(), 200);
-    const revokedAt = new Date().toISOString();
-    if (sqlite) {
-      // A second SQLite connection without Kysely: only PRAGMA data_version can tell the resolver.
-      const { DatabaseSync } = await import('node:sqlite');
-      const other = new DatabaseSync(t.env.DATABASE_URL.slice('sqlite:'.length));
-      other.prepare('update personal_access_tokens set revoked_at = ? where user_id = ?').run(revokedAt, user.id);
-      other.close();
-    } else {
-      const pg = (await import('pg')).default;
-      const other = new pg.Client({ connectionString: t.env.DATABASE_URL });
-      await other.connect();
-      await other.query('update personal_access_tokens set revoked_at = $1 where user_id = $2', [revokedAt, user.id]);
-      await other.end();
+    // Through a connection of its own, without Kysely: on SQLite only PRAGMA data_version can tell the resolver.
+    await revokeWithRawSql(t, user.id);
+    if (!sqlite) {
       // Within the TTL either answer is allowed: the cache may still serve it, or the periodic
       // re-read of cached tokens (every half TTL, src/tokens/pats.ts) may already have seen the
       // revocation. Asserting 200 here failed in CI whenever that re-read came first.
@@ -118,19 +125,7 @@ describe('PAT resolver cache', () => {
     const token = await t.token(user.id, ['read:profile']);
     const deadline = Date.now() + 3 * PAT_CACHE_TTL_MS;
     assert.equal((await me(token)).statusCode, 200);
-    const revokedAt = new Date().toISOString();
-    if (sqlite) {
-      const { DatabaseSync } = await import('node:sqlite');
-      const other = new DatabaseSync(t.env.DATABASE_URL.slice('sqlite:'.length));
-      other.prepare('update personal_access_tokens set revoked_at = ? where user_id = ?').run(revokedAt, user.id);
-      other.close();
-    } else {
-      const pg = (await import('pg')).default;
-      const other = new pg.Client({ connectionString: t.env.DATABASE_URL });
-      await other.connect();
-      await other.query('update personal_access_tokens set revoked_at = $1 where user_id = $2', [revokedAt, user.id]);
-      await other.end();
-    }
+    await revokeWithRawSql(t, user.id);
     const committed = Date.now();
     // Requests keep coming (so the entry never idles out); the first 401 must come within the TTL.
     let refusedAt = 0;
