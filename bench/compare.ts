@@ -15,8 +15,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { serviceEnv } from './lib/app-server.ts';
-import { NODE, ROOT, freePort, portOpen, run, startProcess, tempDir, type Started } from './lib/processes.ts';
+import { seedTokens, startAppServer } from './lib/app-server.ts';
+import { ROOT, tempDir, type Started } from './lib/processes.ts';
 import { median } from './lib/stats.ts';
 import { CLIENT_CPU, SERVER_CPU, wrk } from './lib/wrk.ts';
 
@@ -44,28 +44,14 @@ try {
   const seedDir = path.join(dir, 'seed');
   fs.mkdirSync(seedDir);
   const tokensFile = path.join(dir, 'tokens.txt');
-  run(NODE, ['--disable-warning=ExperimentalWarning', path.join(ROOT, 'bench/seed.ts'), tokensFile, '64', '16'], {
-    env: serviceEnv(seedDir, `sqlite:${path.join(seedDir, 'bench.sqlite3')}`),
-  });
+  seedTokens(seedDir, `sqlite:${path.join(seedDir, 'bench.sqlite3')}`, tokensFile);
   const servers: ((typeof builds)[number] & { pid: number; url: string })[] = [];
   for (const build of builds) {
     const dataDir = path.join(dir, build.name);
     fs.cpSync(seedDir, dataDir, { recursive: true });
-    const port = await freePort();
-    const env = serviceEnv(dataDir, `sqlite:${path.join(dataDir, 'bench.sqlite3')}`, { PORT: String(port), BASE_URL: `http://127.0.0.1:${port}`, ...build.env });
-    const server = await startProcess({
-      name: build.name,
-      command: NODE,
-      args: [build.main, 'serve', '--no-worker'],
-      env,
-      cpu: SERVER_CPU,
-      logFile: path.join(dataDir, 'stderr.log'),
-      stdoutToNull: true,
-      ready: () => portOpen(port),
-      timeoutMs: 60_000,
-    });
+    const server = await startAppServer({ name: build.name, dataDir, databaseUrl: `sqlite:${path.join(dataDir, 'bench.sqlite3')}`, cpu: SERVER_CPU, env: build.env, main: build.main });
     started.push(server);
-    servers.push({ ...build, pid: server.pid, url: `http://127.0.0.1:${port}/api/v1/me/` });
+    servers.push({ ...build, pid: server.pid, url: `${server.url}/api/v1/me/` });
   }
   const measureAll = (seconds: number) =>
     Promise.all(

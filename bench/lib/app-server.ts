@@ -2,10 +2,12 @@
 // default production logging (stdout to /dev/null), the API throttle lifted so that 429s are not
 // what is measured, and no in-process worker unless asked.
 import path from 'node:path';
-import { NODE, ROOT, freePort, portOpen, startProcess, type Started } from './processes.ts';
+import { NODE, ROOT, freePort, portOpen, run, startProcess, type Started } from './processes.ts';
 
 export const BENCH_SECRET_KEY = 'bench-secret-key-0123456789abcdefghijklmnopqrstuvwxyz';
 export const LIFTED_THROTTLE = '100000000/hour';
+export const SEED_USERS = 64;
+export const SEED_TOKENS_PER_USER = 16; // 1,024 PATs
 
 export interface AppServer extends Started {
   url: string;
@@ -28,6 +30,13 @@ export function serviceEnv(dataDir: string, databaseUrl: string, extra: Record<s
   };
 }
 
+/** Seeds users and PATs with bench/seed.ts (the service's own functions); writes the raw tokens to `tokensFile`. */
+export function seedTokens(dataDir: string, databaseUrl: string, tokensFile: string) {
+  run(NODE, ['--disable-warning=ExperimentalWarning', path.join(ROOT, 'bench/seed.ts'), tokensFile, String(SEED_USERS), String(SEED_TOKENS_PER_USER)], {
+    env: serviceEnv(dataDir, databaseUrl),
+  });
+}
+
 export async function startAppServer(options: {
   name: string;
   dataDir: string;
@@ -35,13 +44,15 @@ export async function startAppServer(options: {
   cpu: number;
   env?: Record<string, string>;
   worker?: boolean;
+  /** The build's entry point; dist/main.js unless a copy of another build is measured (bench/compare.ts). */
+  main?: string;
 }): Promise<AppServer> {
   const port = await freePort();
   const env = serviceEnv(options.dataDir, options.databaseUrl, { PORT: String(port), BASE_URL: `http://127.0.0.1:${port}`, ...options.env });
   const started = await startProcess({
     name: options.name,
     command: NODE,
-    args: [path.join(ROOT, 'dist/main.js'), 'serve', ...(options.worker ? [] : ['--no-worker'])],
+    args: [options.main ?? path.join(ROOT, 'dist/main.js'), 'serve', ...(options.worker ? [] : ['--no-worker'])],
     env,
     cpu: options.cpu,
     logFile: path.join(options.dataDir, `${options.name}.stderr.log`),

@@ -4,16 +4,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { request } from 'undici';
-import { startAppServer, startBare, serviceEnv, type AppServer } from '../lib/app-server.ts';
-import { NODE, ROOT, run, type Started } from '../lib/processes.ts';
+import { SEED_TOKENS_PER_USER, SEED_USERS, seedTokens, startAppServer, startBare, type AppServer } from '../lib/app-server.ts';
+import type { Started } from '../lib/processes.ts';
 import { judge, notAvailable, type Metric, type Target } from '../lib/report.ts';
 import { startPostgres, startRedis, postgresAvailable } from '../lib/services.ts';
 import { median, range } from '../lib/stats.ts';
 import { SERVER_CPU, wrk, type WrkResult } from '../lib/wrk.ts';
 import type { Plan } from '../run.ts';
 
-const SEED_USERS = 64;
-const SEED_TOKENS_PER_USER = 16; // 1,024 PATs
 /** Per-connection pause that paces 50 connections at about 10k requests/s (wrk's delay() is in whole ms). */
 const PACED_DELAY_MS = 5;
 const ISSUANCES_PER_SECOND = 5;
@@ -26,12 +24,6 @@ export const TARGETS: Record<string, Target> = {
   logging: { kind: 'min', must: 0.85, aim: 0.95, on: 'ratio', text: '≥ 0.85 / ≥ 0.95' },
   issuance_p99: { kind: 'max', must: 3, aim: 2, on: 'ratio', text: '≤ 3× idle / ≤ 2× idle' },
 };
-
-function seed(dataDir: string, databaseUrl: string, tokensFile: string) {
-  run(NODE, ['--disable-warning=ExperimentalWarning', path.join(ROOT, 'bench/seed.ts'), tokensFile, String(SEED_USERS), String(SEED_TOKENS_PER_USER)], {
-    env: serviceEnv(dataDir, databaseUrl),
-  });
-}
 
 /** One request through a real socket: the route must answer 200 (wrk only counts ≥ 400 as errors). */
 async function preflight(url: string, token: string): Promise<number> {
@@ -154,7 +146,7 @@ export async function httpScenarios(plan: Plan): Promise<Metric[]> {
     fs.mkdirSync(seedDir);
     const tokensFile = path.join(dir, 'tokens.txt');
     plan.log(`seeding ${SEED_USERS * SEED_TOKENS_PER_USER} PATs for ${SEED_USERS} users (SQLite)`);
-    seed(seedDir, `sqlite:${path.join(seedDir, 'bench.sqlite3')}`, tokensFile);
+    seedTokens(seedDir, `sqlite:${path.join(seedDir, 'bench.sqlite3')}`, tokensFile);
     const tokens = fs.readFileSync(tokensFile, 'utf8').trim().split('\n');
     const sqliteServer = async (name: string, env: Record<string, string> = {}) => {
       const serverDir = path.join(dir, name);
@@ -180,7 +172,7 @@ export async function httpScenarios(plan: Plan): Promise<Metric[]> {
       const databaseUrl = await postgres.createDatabase('bench');
       plan.log('seeding PATs (PostgreSQL)');
       const pgTokens = path.join(dir, 'tokens-pg.txt');
-      seed(pgDir, databaseUrl, pgTokens);
+      seedTokens(pgDir, databaseUrl, pgTokens);
       servers.pg = await startAppServer({ name: 'pg', dataDir: pgDir, databaseUrl, cpu: SERVER_CPU, env: { REDIS_URL: redis.url } });
       started.push(servers.pg);
       pids.pg = [servers.pg.pid, postgres.pid, redis.pid];
