@@ -31,6 +31,20 @@ describe('request log line', () => {
     }
   });
 
+  it('the bindings are written as the child writes them, whatever their keys and values', () => {
+    const cases: Record<string, unknown>[] = [
+      { request_id: 'an "id" with \\ and \u2028' },
+      { 'a "label"': 'x', second: 'y' },
+      { request_id: 'r', count: 3, nested: { ok: true }, gone: undefined },
+    ];
+    for (const bindings of cases) {
+      const { lines, logger } = capture();
+      new RequestLogger(logger, bindings, {}).writeRequestLine('GET', '/api/v1/me/', 200, 1);
+      logger.child(bindings).info({ method: 'GET', url: '/api/v1/me/', status: 200, ms: 1 }, 'request');
+      assert.equal(withoutTime(lines[0]), withoutTime(lines[1]));
+    }
+  });
+
   it('nothing is written below the logger level, and the child is made only when used', () => {
     const { lines, logger } = capture();
     logger.level = 'warn';
