@@ -206,7 +206,7 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
         rounds: line.otherCores <= CONTENTION_LIMIT_CORES ? 1 : 0,
         dropped: line.otherCores <= CONTENTION_LIMIT_CORES ? 0 : 1,
         target,
-        note: `${mode}; p50 ${line.p50Ms?.toFixed(2)} ms, max ${line.maxMs?.toFixed(1)} ms over ${line.events} events`,
+        note: `${mode}; p50 ${line.p50Ms?.toFixed(2)} ms, max ${line.maxMs?.toFixed(1)} ms over ${line.events} events; dispatch at most ${line.maxBehindMs?.toFixed(0)} ms behind its schedule`,
         details: line,
       });
     for (const line of await child(plan, latencyEnv, { ...latencyBase, mode: 'latency', rates: [100, 1000] })) {
