@@ -34,7 +34,8 @@ describe('SQLite checkpoint thread', () => {
       // Two commits about every millisecond for two seconds: some land during every checkpoint.
       // Without the restart the WAL ends up with about one frame per commit (3,375 frames for 3,348
       // commits, measured); with it, it stays near the limit plus what one checkpoint interval
-      // (100 ms) adds (~350 frames). A quarter of the commits leaves room for a slow thread.
+      // (100 ms) adds (~350 frames). Half the commits leaves room for a slow thread: the thread runs at nice 10,
+      // and under CI's parallel test files it reached 626 frames for 2,402 commits.
       let commits = 0;
       let largest = 0;
       const until = Date.now() + 2_000;
@@ -45,7 +46,7 @@ describe('SQLite checkpoint thread', () => {
         await sleep(1);
       }
       assert.ok(commits > 1_000, `the stream made ${commits} commits`);
-      assert.ok(largest < commits / 4, `the WAL held at most ${largest} frames (limit ${RESTART_AFTER_FRAMES}) over ${commits} commits`);
+      assert.ok(largest < commits / 2, `the WAL held at most ${largest} frames (limit ${RESTART_AFTER_FRAMES}) over ${commits} commits`);
       assert.equal(Number(Object.values(db.prepare('select count(*) from t').get() as object)[0]), commits);
     } finally {
       await checkpointer.stop();
