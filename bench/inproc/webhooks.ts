@@ -365,8 +365,8 @@ interface Paced {
  * the event loop, as request handlers emit them. The pause matters: node:sqlite is synchronous and
  * Kysely's promises settle as microtasks, so a pacer that catches up in a loop of awaits never lets
  * the worker read a response or claim a row. After any delay the old pacer ran 23–84 transactions
- * back to back, and the latency it measured was mostly its own: p99 24–31 ms at 1,000 events/s
- * against 4.3–5.2 ms yielding after each dispatch (three alternating pairs, docs/performance.md).
+ * back to back, and the latency it measured was mostly its own: p99 11.1–30.7 ms at 1,000 events/s
+ * against 3.6–5.3 ms yielding after each dispatch (six alternating pairs, docs/performance.md).
  */
 async function paced(ctx: AppContext, teamId: string, rate: number, seconds: number): Promise<Paced> {
   const committed = new Map<string, number>();
