@@ -135,7 +135,9 @@ async function main() {
     metrics,
   };
   const table = markdownTable(metrics);
-  const outFile = values.out ?? path.join(ROOT, 'bench/results', `${result.date.slice(0, 10)}${quick ? '-quick' : ''}.json`);
+  // A partial run (some sections, or fewer or shorter rounds) never replaces the day's full results.
+  const partial = [...(only ?? []), ...(values.rounds || values.seconds ? ['dev'] : [])].map((part) => `-${part}`).join('');
+  const outFile = values.out ?? path.join(ROOT, 'bench/results', `${result.date.slice(0, 10)}${quick ? '-quick' : ''}${partial}.json`);
   fs.mkdirSync(path.dirname(outFile), { recursive: true });
   fs.writeFileSync(outFile, JSON.stringify(result, null, 2) + '\n');
   if (failures.length) process.exitCode = 1;
