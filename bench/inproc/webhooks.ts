@@ -13,7 +13,7 @@
 //   dispatch        distributed mode: dispatch() only; a separate `svc worker` process delivers
 import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { Agent, request } from 'undici';
 import { createUser } from '../../src/accounts/users.ts';
@@ -379,7 +379,7 @@ async function paced(ctx: AppContext, teamId: string, rate: number, seconds: num
     if (wait > 0) await sleep(wait);
     else {
       maxBehindMs = Math.max(maxBehindMs, -wait);
-      await new Promise((resolve) => setImmediate(resolve));
+      await nextTurn();
     }
     const event = await ctx.db.kysely.transaction().execute((trx) => dispatch(ctx, trx, teamId, EVENT_TYPE, eventData(i)));
     committed.set(event!.id, now());
