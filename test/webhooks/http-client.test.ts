@@ -1,6 +1,6 @@
 // The delivery client against real HTTPS servers: the delivery timeout bounds the whole attempt
 // (an answer that trickles in byte by byte is cut off at the deadline, not reset by each chunk),
-// and only the first 1 KB of an answer is kept.
+// only the first 1 KB of an answer is kept, and every connection's certificate is verified.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
@@ -65,5 +65,31 @@ describe('delivery client', () => {
     // Many attempts at once, each with its own deadline; none is cut short by another's.
     const many = await Promise.all(Array.from({ length: 20 }, () => client.post(new URL('/big', url), {}, '{}')));
     assert.deepEqual(new Set(many.map((r) => r.statusCode)), new Set([200]));
+  });
+
+  it('verifies the receiver\'s certificate on every new connection (one TLS context serves them all)', async () => {
+    // Each attempt below ends with its connection closed, so the next one connects again.
+    const closing = { connection: 'close' };
+    const untrusting = new DeliveryClient({ guard: new AddressGuard({ allowedCidrs: ['127.0.0.1/32'], dnsServers: [] }), timeoutMs: 1000 });
+    try {
+      for (let i = 0; i < 2; i++) {
+        const error = await untrusting.post(new URL('/big', url), closing, '{}').then(
+          () => assert.fail('a certificate from an unknown CA must be refused'),
+          (err: unknown) => err,
+        );
+        assert.match(describeFailure(error), /UNABLE_TO_VERIFY_LEAF_SIGNATURE|unable to verify|self.signed|SELF_SIGNED/i);
+      }
+    } finally {
+      await untrusting.close();
+    }
+    const connections = new Set<unknown>();
+    const onConnection = (socket: unknown) => connections.add(socket);
+    server.on('secureConnection', onConnection);
+    try {
+      for (let i = 0; i < 2; i++) assert.equal((await client.post(new URL('/big', url), closing, '{}')).statusCode, 200);
+    } finally {
+      server.off('secureConnection', onConnection);
+    }
+    assert.equal(connections.size, 2);
   });
 });
