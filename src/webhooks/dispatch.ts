@@ -46,16 +46,8 @@ export async function dispatch(
   return event;
 }
 
-/** What the statements below bind, by name. */
-interface Bound {
-  id: string;
-  type: string;
-  api_version: string;
-  created_at: string;
-  team_id: string;
-  data: string;
-  payload: string;
-}
+/** What the statements below bind, by name: the envelope's fields, `data` as JSON, and the whole body. */
+type Bound = Omit<EventEnvelope, 'data'> & { data: string; payload: string };
 
 const BOUND = Symbol('bound');
 type Marker = { [BOUND]: keyof Bound };
@@ -127,15 +119,7 @@ const insertDeliveriesOnSqlite = new Precompiled(() => insertDeliveries((events)
  * events/s that share of the core counts.
  */
 async function record(ctx: Pick<AppContext, 'wake'>, trx: Executor, event: EventEnvelope): Promise<void> {
-  const values: Bound = {
-    id: event.id,
-    type: event.type,
-    api_version: event.api_version,
-    created_at: event.created_at,
-    team_id: event.team_id,
-    data: JSON.stringify(event.data),
-    payload: JSON.stringify(event),
-  };
+  const values: Bound = { ...event, data: JSON.stringify(event.data), payload: JSON.stringify(event) };
   if (trx.getExecutor().adapter instanceof PostgresAdapter) {
     await recordOnPostgres.execute(trx, values);
     return;
