@@ -86,9 +86,8 @@ export async function writeResults(ctx: AppContext, results: readonly AttemptRes
   const postgres = ctx.db.dialect === 'postgres';
   const json = JSON.stringify(resultRows(results, settings));
   if (postgres && results.every((result) => result.ok)) {
-    // A named statement: each pooled connection parses and plans it once, then reuses the plan
-    // (the batch is one JSON parameter, so the plan never depends on it). Parsing and planning
-    // took half of PostgreSQL's CPU at 8,000 deliveries/s (docs/performance.md).
+    // A named statement: each pooled connection parses it once and, after five trial plans, reuses
+    // one generic plan (the batch is one JSON parameter, so no plan depends on the values).
     succeededText ??= succeededOnly('').compile(ctx.db.kysely).sql;
     await ctx.db.pool!.query({ name: 'webhook-results-succeeded', text: succeededText, values: [json] });
     return new Set();
