@@ -143,7 +143,7 @@ async function assertNoFailures(ctx: AppContext) {
   }
 }
 
-/** Refills before giving up on a measurement whose queue ran dry (each holds 4× the last). */
+/** Tries before giving up on a measurement whose queue ran dry (each retry plans 4× the rows). */
 const MAX_REFILLS = 4;
 
 async function engine() {
@@ -153,8 +153,9 @@ async function engine() {
   let lastRate = config.seconds < 2 ? 1000 : 2000;
   for (const concurrency of config.concurrencies!) {
     for (let attempt = 0; ; attempt++) {
-      // Enough due rows that the worker never runs dry during the measurement (checked after).
-      const wanted = Math.max(2000, Math.ceil(lastRate * (config.seconds + config.warmupSeconds) * 1.5 * 4 ** attempt));
+      // Enough due rows that the worker never runs dry during the measurement (checked after). After
+      // a dry try lastRate is a lower bound (the queue emptied early), hence the wider margin.
+      const wanted = Math.max(2000, Math.ceil(lastRate * (config.seconds + config.warmupSeconds) * 1.5 * (attempt ? 4 : 1)));
       const pending = await countRows(ctx, ['pending']);
       if (pending < wanted) await dispatchMany(ctx, teamId, wanted - pending);
       await settle(ctx);
