@@ -144,7 +144,7 @@ async function assertNoFailures(ctx: AppContext) {
 }
 
 /** Tries before giving up on a measurement whose queue ran dry (each retry plans 4× the rows). */
-const MAX_REFILLS = 4;
+const MAX_TRIES = 4;
 
 async function engine() {
   const { ctx, teamId } = await setup();
@@ -176,11 +176,12 @@ async function engine() {
       await worker.stop();
       await assertNoFailures(ctx);
       const rate = (after - before) / seconds;
-      lastRate = Math.max(lastRate, rate, ((after - start) * 1000) / (performance.now() - started));
+      // (The rate since the worker started ends where `after` was read, not after the worker's stop.)
+      lastRate = Math.max(lastRate, rate, (after - start) / ((t0 - started) / 1000 + seconds));
       // A queue that ran dry leaves slots idle: the figure would understate the engine.
       if ((await countRows(ctx, ['pending'])) === 0) {
-        if (attempt + 1 < MAX_REFILLS) continue;
-        throw new Error(`the queue ran dry at concurrency ${concurrency} after ${MAX_REFILLS} refills`);
+        if (attempt + 1 < MAX_TRIES) continue;
+        throw new Error(`the queue ran dry at concurrency ${concurrency} in each of ${MAX_TRIES} tries`);
       }
       // CPU time of this process per delivery: steadier than the rate on a shared machine.
       emit({ concurrency, rate, cpuUsPerDelivery: (used.user + used.system) / (after - before), otherCores: cpu.otherCores });
