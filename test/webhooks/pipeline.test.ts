@@ -98,6 +98,52 @@ describe('delivery pipeline: shutdown', () => {
   });
 });
 
+describe('delivery pipeline: claim ahead', () => {
+  it('a worker whose receiver is slow holds few rows (the floor of 16 ahead of its slot) and leaves the rest unleased for other workers', async () => {
+    // One slot, answers in 100 ms: about 10 attempts a second, so 20 ms of attempts (the buffer's
+    // size under load) is far less than a row and the buffer stays at its floor. A buffer sized by
+    // a count that grows with the backlog would lease most of the 60 rows to this worker.
+    const one = await webhookFixture({ SERVICE_WEBHOOKS_CONCURRENCY: '1' });
+    const slow = await startReceiver();
+    try {
+      slow.answer = () => ({ status: 200, delayMs: 100 });
+      const sub = await one.createSubscription(slow.url);
+      for (let i = 0; i < 60; i++) await one.emit('team.member.added', member(i));
+      const leased = async () => {
+        const row = await one.t.ctx.db.kysely
+          .selectFrom('webhook_deliveries')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('subscription_id', '=', sub.id)
+          .where('status', '=', 'pending')
+          .where('locked_until', '>', new Date().toISOString())
+          .executeTakeFirstOrThrow();
+        return Number(row.n);
+      };
+      const worker = startWorker(one.t.ctx, [webhookDeliveryTask({ ca: (await testPki()).caPem })]);
+      const seen: number[] = [];
+      try {
+        await slow.waitFor(1);
+        // Over 1.5 s (about 15 attempts, six of the worker's 250 ms rate windows).
+        for (const until = Date.now() + 1500; Date.now() < until; ) {
+          seen.push(await leased());
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      } finally {
+        await worker.stop();
+      }
+      // Leased: the rows ahead, the attempt, and finished attempts whose results wait for their
+      // batched write (a few ms; at 10 attempts a second one or two, a few more if the test
+      // machine stalls a write). A worker that hoarded would hold most of the 60.
+      assert.ok(Math.max(...seen) <= 16 + 1 + 5, `at most 16 rows ahead, the slot and results being written leased at once; seen ${seen.join(' ')}`);
+      assert.ok(Math.max(...seen) > 1, `rows were claimed ahead of the slot; seen ${seen.join(' ')}`);
+      assert.ok(slow.received.length >= 5 && slow.received.length < 60, `the worker was sending throughout; ${slow.received.length} sent`);
+    } finally {
+      await one.close();
+      await slow.close();
+    }
+  });
+});
+
 describe('delivery pipeline: crash with results unwritten', () => {
   const LEASE_SECONDS = 6;
   const suite = workerProcessSuite({ SERVICE_WEBHOOKS_DELIVERY_TIMEOUT: '2', SERVICE_WEBHOOKS_LEASE_SECONDS: String(LEASE_SECONDS) });
