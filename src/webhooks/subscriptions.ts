@@ -1,14 +1,13 @@
 // Webhook subscriptions: the team's endpoints, their event filters and their signing secrets.
 // Other folders call these functions, never the tables.
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { KeyObject } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../app-context.ts';
 import type { Database, WebhookSubscriptionsTable } from '../db/schema.ts';
 import { decryptSecret, encryptSecret } from '../util/encryption.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
 import { isEventType } from './events.ts';
-import { hmacKey } from './signing.ts';
+import { hmacKey, type HmacKey } from './signing.ts';
 import { type AddressGuard, SsrfRefusal, parseWebhookUrl } from './ssrf.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -190,7 +189,7 @@ export async function rotateSecret(ctx: Pick<AppContext, 'config' | 'db'>, row: 
 interface SigningKeys {
   current: string;
   previous: string | null;
-  keys: KeyObject[];
+  keys: HmacKey[];
   previousUntil: number;
 }
 
@@ -200,7 +199,7 @@ const signingCache = new Map<string, SigningKeys>();
  * The HMAC keys an attempt signs with, newest first. Decrypted once per secret and cached by
  * subscription (the cache entry changes when the encrypted value does, i.e. after a rotation).
  */
-export function signingKeys(secretKey: string, row: Pick<SubscriptionRow, 'id' | 'secret_encrypted' | 'previous_secret_encrypted' | 'previous_secret_expires_at'>): KeyObject[] {
+export function signingKeys(secretKey: string, row: Pick<SubscriptionRow, 'id' | 'secret_encrypted' | 'previous_secret_encrypted' | 'previous_secret_expires_at'>): HmacKey[] {
   let entry = signingCache.get(row.id);
   if (!entry || entry.current !== row.secret_encrypted || entry.previous !== row.previous_secret_encrypted) {
     const keys = [hmacKey(decryptSecret(secretKey, row.secret_encrypted, secretContext(row.id)))];
