@@ -10,6 +10,7 @@
 //   latency         embedded mode: dispatch() at a paced rate while the in-process worker runs;
 //                   event committed → the receiver has its first attempt
 //   burst           embedded mode: 10,000 events dispatched at once → every first attempt done
+//                   (the third such burst of the process; the first, cold, is reported beside it)
 //   dispatch        distributed mode: dispatch() only; a separate `svc worker` process delivers
 import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
@@ -444,11 +445,33 @@ async function latency(embedded: boolean) {
   await ctx.db.close();
 }
 
+/**
+ * The burst is measured on a warm process, as the throughput figures are after their warm-up at the
+ * measured load: bursts of the same size are delivered first, and the last of BURSTS is the figure.
+ * The paced warm-up alone (a few hundred events) left the JIT cold for the burst's code paths: on an
+ * AMD machine such a process spent 180–199 µs of CPU per delivery of its first burst, one that had
+ * delivered two bursts 121 µs, against 91–110 µs for the engine's steady state at the same concurrency
+ * (docs/performance.md). The first burst, the cold process's, is reported beside the figure.
+ */
+const BURSTS = 3;
+
 async function burst() {
   const { ctx, teamId } = await setup();
   const worker = startWorker(ctx, [webhookDeliveryTask({ ca })]);
   await receiver('/__events');
   await arrivals((await paced(ctx, teamId, 100, config.warmupSeconds)).committed, 30_000);
+  const runs = [];
+  for (let i = 0; i < BURSTS; i++) runs.push(await oneBurst(ctx, teamId, i === BURSTS - 1));
+  await worker.stop();
+  await assertNoFailures(ctx);
+  const attempted = await countRows(ctx, ['success']);
+  const [cold, measured] = [runs[0], runs[BURSTS - 1]];
+  emit({ ...measured, successRows: attempted, coldCompletedMs: cold.completedMs, coldDispatchedMs: cold.dispatchedMs, coldCpuTotalMs: cold.cpuTotalMs });
+  await ctx.db.close();
+}
+
+/** One burst: dispatched back to back, timed until its last first attempt has arrived. */
+async function oneBurst(ctx: AppContext, teamId: string, profile: boolean) {
   const received0 = (await receiver('/__count')) as number;
   const probe = new CpuProbe(config.serverPids ?? []).start();
   const cpu0 = process.cpuUsage();
@@ -458,21 +481,18 @@ async function burst() {
   let dispatchedMs = 0;
   let cpuAtDispatchedMs = 0;
   let deliveredWhileDispatching = 0;
-  const { lastArrival } = await profiled(async () => {
+  const work = async () => {
     for (const id of await dispatchMany(ctx, teamId, config.burst!, 100)) committed.set(id, t0);
     dispatchedMs = now() - t0;
     cpuAtDispatchedMs = cpuMs(process.cpuUsage(cpu0));
     deliveredWhileDispatching = ((await receiver('/__count')) as number) - received0;
     return arrivals(committed, 60_000);
-  });
+  };
+  const { lastArrival } = await (profile ? profiled(work) : work());
   // This process's CPU (event loop and its threads: SQLite checkpoints) until the last arrival was seen.
   const cpuTotalMs = cpuMs(process.cpuUsage(cpu0));
   const cpu = probe.stop();
-  await worker.stop();
-  await assertNoFailures(ctx);
-  const attempted = await countRows(ctx, ['success']);
-  emit({ events: committed.size, dispatchedMs, deliveredWhileDispatching, cpuAtDispatchedMs, cpuTotalMs, completedMs: lastArrival - t0, successRows: attempted, otherCores: cpu.otherCores });
-  await ctx.db.close();
+  return { events: committed.size, dispatchedMs, deliveredWhileDispatching, cpuAtDispatchedMs, cpuTotalMs, completedMs: lastArrival - t0, otherCores: cpu.otherCores };
 }
 
 try {

@@ -69,7 +69,7 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
     pg: (c: number) => `same, PostgreSQL, concurrency ${c}`,
     signing: `webhook deliveries signed ÷ unsigned, one worker (SQLite, concurrency ${SIGNING_CONCURRENCY}), deliveries per CPU-second, alternating windows in one process`,
     latency: (r: number) => `event → first attempt, embedded (SQLite), ${r.toLocaleString('en-US')} events/s paced, p99`,
-    burst: `${BURST_RUN.toLocaleString('en-US')}-event burst, one worker, until every first attempt completed`,
+    burst: `${BURST_RUN.toLocaleString('en-US')}-event burst, one worker, until every first attempt completed (warm process)`,
     distributed: (r: number) => `event → first attempt, distributed (PostgreSQL, svc worker), ${r} events/s paced, p99`,
   };
   if (missing) {
@@ -226,7 +226,8 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
         target: TARGETS.burst,
         note:
           `dispatch of all ${BURST_RUN} took ${burst.dispatchedMs.toFixed(0)} ms of it (${burst.deliveredWhileDispatching} delivered meanwhile); ` +
-          `CPU of the process ${burst.cpuTotalMs.toFixed(0)} ms, ${burst.cpuAtDispatchedMs.toFixed(0)} ms of it by the end of dispatch`,
+          `CPU of the process ${burst.cpuTotalMs.toFixed(0)} ms, ${burst.cpuAtDispatchedMs.toFixed(0)} ms of it by the end of dispatch; ` +
+          `the process's third burst: its first, cold, took ${burst.coldCompletedMs.toFixed(0)} ms (dispatch ${burst.coldDispatchedMs.toFixed(0)} ms, CPU ${burst.coldCpuTotalMs.toFixed(0)} ms)`,
         details: burst,
       }),
     );
