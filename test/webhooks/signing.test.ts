@@ -37,7 +37,9 @@ describe('webhook signing', () => {
 
   it('a big body then a small one: nothing of the first is left in the second signature', () => {
     const key = hmacKey('whsec_reuse');
-    const big = 'x'.repeat(20_000);
+    // Big, yet within the shared 16 KB buffer (at most 3 bytes a character: 15 KB), so the small
+    // bodies after it reuse the very bytes it filled.
+    const big = 'x'.repeat(5_000);
     assert.equal(signPayload(key, t, big), reference('whsec_reuse', t, big));
     for (const body of ['{"a":1}', 'é', '']) assert.equal(signPayload(key, t, body), reference('whsec_reuse', t, body));
   });
