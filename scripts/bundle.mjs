@@ -5,6 +5,7 @@
 // Each dynamic import() becomes a chunk of its own, so what loads on first use still does.
 import { build } from 'esbuild';
 import fs from 'node:fs';
+import { isBuiltin } from 'node:module';
 
 // Left to node_modules, loaded as they are: the packages loaded only on first use (their own dynamic
 // imports or createRequire calls, which a bundle cannot follow anyway). pino is bundled (6 MiB less
@@ -20,12 +21,44 @@ const external = [
   'ioredis',
   '@fastify/swagger',
   '@fastify/swagger-ui',
+  // Fastify require()s these inside functions, so esbuild would bundle them, but the service never
+  // reaches those calls while it starts: the schema compilers (with Ajv and fast-json-stringify, a
+  // third of the bundle's bytes) are loaded from node_modules by src/http/lazy-compilers.ts on a
+  // route's first request, and light-my-request only by `app.inject()` (tests). Bundled, V8 would
+  // still parse their ~470 KB on every start.
+  '@fastify/ajv-compiler',
+  '@fastify/fast-json-stringify-compiler',
+  'light-my-request',
 ];
 
-fs.rmSync('dist', { recursive: true, force: true });
+// Node's own modules, when the bundle imports them with `import`, are read with
+// process.getBuiltinModule() instead. An `import` of a built-in makes Node build an ES module facade
+// for it, and the facade reads every export once: node:http's lazy `WebSocket`/`MessageEvent`
+// getters then load Node's internal copy of undici and node:http2, 55-70 ms of a 440 ms start on a
+// slow machine (and ~25 ms on a fast one), for classes the service never uses. process.getBuiltinModule
+// returns the same module object that require() gives, without the facade. esbuild reads names
+// imported from the CommonJS stand-in as properties of that object, so sources keep plain imports
+// (and the same objects under `npm start`, which runs them unbundled).
+const builtinsWithoutFacade = {
+  name: 'builtins-without-esm-facade',
+  setup(b) {
+    b.onResolve({ filter: /^[a-z_:/]+$/ }, (args) =>
+      args.kind === 'import-statement' && isBuiltin(args.path) ? { path: args.path, namespace: 'node-builtin' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'node-builtin' }, (args) => ({
+      contents: `module.exports = process.getBuiltinModule(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
+  },
+};
+
+// `node scripts/bundle.mjs [outdir]`: dist/ unless told (test/build/bundle.test.ts builds a copy of its
+// own, inside the project so that the packages left to node_modules resolve as they do from dist/).
+const outdir = process.argv[2] ?? 'dist';
+fs.rmSync(outdir, { recursive: true, force: true });
 await build({
   entryPoints: ['src/main.ts'],
-  outdir: 'dist',
+  outdir,
   bundle: true,
   splitting: true,
   format: 'esm',
@@ -37,6 +70,7 @@ await build({
   minifySyntax: true,
   sourcemap: true,
   // CommonJS packages inside an ES module bundle still call require() (for Node's own modules).
-  banner: { js: "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);" },
+  banner: { js: "const require = process.getBuiltinModule('node:module').createRequire(import.meta.url);" },
+  plugins: [builtinsWithoutFacade],
   logLevel: 'warning',
 });
