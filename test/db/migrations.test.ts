@@ -38,6 +38,38 @@ describe('migrations', () => {
     }
   });
 
+  it('a restart applies a migration still pending on a database that has the others', async () => {
+    const database = await freshDatabase();
+    const db = openDb(database.url);
+    const last = ALL.at(-1)!;
+    try {
+      assert.deepEqual(await migrateToLatest(db), ALL);
+      // As a database left by the release before the last migration.
+      await migrations[last].down!(db.kysely);
+      await sql`delete from kysely_migration where name = ${last}`.execute(db.kysely);
+      assert.deepEqual(await migrateToLatest(db), [last]);
+      assert.deepEqual(await migrateToLatest(db), []);
+    } finally {
+      await db.close();
+      await database.drop();
+    }
+  });
+
+  it('a database holding a migration this code does not know is refused, and nothing is applied', async () => {
+    const database = await freshDatabase();
+    const db = openDb(database.url);
+    try {
+      assert.deepEqual(await migrateToLatest(db), ALL);
+      await sql`insert into kysely_migration (name, timestamp) values ('9999_from_a_newer_release', ${new Date().toISOString()})`.execute(db.kysely);
+      await assert.rejects(migrateToLatest(db), /9999_from_a_newer_release/);
+      const { rows } = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(db.kysely);
+      assert.deepEqual(rows.map((r) => r.name), [...ALL, '9999_from_a_newer_release']);
+    } finally {
+      await db.close();
+      await database.drop();
+    }
+  });
+
   it('a second connection (another process) finds the database migrated', async () => {
     const database = await freshDatabase();
     const first = openDb(database.url);
@@ -84,6 +116,27 @@ describe('migrations', () => {
       await database.drop();
       await admin.query(`drop schema ${decoy} cascade`);
       await admin.end();
+    }
+  });
+
+  it('on PostgreSQL, a migrated schema later on the search path does not make a fresh one look migrated', { skip: !pgUrl && 'TEST_DATABASE_URL not set' }, async () => {
+    const migratedElsewhere = await freshDatabase();
+    const fresh = await freshDatabase();
+    const schemaOf = (url: string) => new URL(url).searchParams.get('options')!.replace('-c search_path=', '');
+    const url = new URL(fresh.url);
+    url.searchParams.set('options', `-c search_path=${schemaOf(fresh.url)},${schemaOf(migratedElsewhere.url)}`);
+    const other = openDb(migratedElsewhere.url);
+    const db = openDb(url.toString());
+    try {
+      assert.deepEqual(await migrateToLatest(other), ALL);
+      assert.deepEqual(await migrateToLatest(db), ALL);
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(`${schemaOf(fresh.url)}.teams`)}`.execute(db.kysely);
+      assert.equal(rows[0].n, 0, 'the fresh schema has tables of its own');
+    } finally {
+      await db.close();
+      await other.close();
+      await fresh.drop();
+      await migratedElsewhere.drop();
     }
   });
 
