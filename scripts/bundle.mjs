@@ -35,20 +35,31 @@ const external = [
 // process.getBuiltinModule() instead. An `import` of a built-in makes Node build an ES module facade
 // for it, and the facade reads every export once: node:http's lazy `WebSocket`/`MessageEvent`
 // getters then load Node's internal copy of undici and node:http2, 55-70 ms of a 440 ms start on a
-// slow machine (and ~25 ms on a fast one), for classes the service never uses. process.getBuiltinModule
-// returns the same module object that require() gives, without the facade. esbuild reads names
-// imported from the CommonJS stand-in as properties of that object, so sources keep plain imports
-// (and the same objects under `npm start`, which runs them unbundled).
+// slow machine, for classes the service never uses. process.getBuiltinModule returns the module
+// object that require() gives, without the facade. The stand-in is an ES module that exports the
+// object and its plain values (the names come from this Node, which is the one that runs the build):
+// a CommonJS stand-in would cost a copy of the whole object per importing file (esbuild's __toESM).
+// A lazy getter cannot be exported without being run, so a named import of one (`promises` from
+// node:fs) fails the build; `fs.promises` works. Sources keep plain imports, and get the same
+// objects under `npm start`, which runs them unbundled.
+function builtinStandIn(id) {
+  const plain = Object.entries(Object.getOwnPropertyDescriptors(process.getBuiltinModule(id)))
+    .filter(([name, descriptor]) => 'value' in descriptor && name !== 'default')
+    .map(([name]) => name);
+  return [
+    `const m = process.getBuiltinModule(${JSON.stringify(id)});`,
+    'export default m;',
+    ...plain.map((name, i) => `const v${i} = m[${JSON.stringify(name)}];`),
+    `export { ${plain.map((name, i) => `v${i} as ${JSON.stringify(name)}`).join(', ')} };`,
+  ].join('\n');
+}
 const builtinsWithoutFacade = {
   name: 'builtins-without-esm-facade',
   setup(b) {
     b.onResolve({ filter: /^[a-z_:/]+$/ }, (args) =>
       args.kind === 'import-statement' && isBuiltin(args.path) ? { path: args.path, namespace: 'node-builtin' } : undefined,
     );
-    b.onLoad({ filter: /.*/, namespace: 'node-builtin' }, (args) => ({
-      contents: `module.exports = process.getBuiltinModule(${JSON.stringify(args.path)});`,
-      loader: 'js',
-    }));
+    b.onLoad({ filter: /.*/, namespace: 'node-builtin' }, (args) => ({ contents: builtinStandIn(args.path), loader: 'js' }));
   },
 };
 
