@@ -121,26 +121,23 @@ export function handleClientError(error: Error & { code?: string }, socket: Dupl
  */
 export function installErrorHandling(app: FastifyInstance) {
   const routes: [HTTPMethod, string][] = [];
-  const methods = new Set<HTTPMethod>();
-  let built: ReturnType<typeof FindMyWay> | null = null;
+  let built: { router: ReturnType<typeof FindMyWay>; methods: HTTPMethod[] } | null = null;
   const mirror = () => {
     if (built) return built;
-    built = FindMyWay({ ignoreTrailingSlash: false });
+    const router = FindMyWay({ ignoreTrailingSlash: false });
     for (const [method, url] of routes) {
       try {
-        built.on(method, url, () => {});
+        router.on(method, url, () => {});
       } catch {
         // Already mirrored (a plugin registering the same path twice); nothing to add.
       }
     }
+    built = { router, methods: [...new Set(routes.map(([method]) => method))] };
     return built;
   };
   app.addHook('onRoute', (route) => {
     const list = (Array.isArray(route.method) ? route.method : [route.method]) as HTTPMethod[];
-    for (const method of list) {
-      methods.add(method);
-      routes.push([method, route.url]);
-    }
+    for (const method of list) routes.push([method, route.url]);
   });
   // Fastify parses text/plain bodies out of the box, and the pages' form parser is app-wide. API
   // routes take JSON only: a text/plain or form POST is a CORS "simple request" that a browser sends
@@ -158,7 +155,8 @@ export function installErrorHandling(app: FastifyInstance) {
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0];
-    const allowed = [...methods].filter((method) => method !== request.method && mirror().find(method, path));
+    const { router, methods } = mirror();
+    const allowed = methods.filter((method) => method !== request.method && router.find(method, path));
     if (allowed.length > 0) {
       return sendProblem(reply, 405, `Method ${request.method} is not allowed on this path.`, {
         headers: { Allow: allowed.sort().join(', ') },
