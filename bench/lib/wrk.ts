@@ -19,7 +19,7 @@ export interface WrkOptions {
   bodiesFile?: string;
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
-  /** Pause per connection between requests (pacing). */
+  /** Mean pause per connection between requests (pacing; each pause drawn at random, bench/wrk/requests.lua). */
   delayMs?: number;
   connections?: number;
 }

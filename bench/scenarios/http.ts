@@ -12,7 +12,7 @@ import { median, range } from '../lib/stats.ts';
 import { SERVER_CPU, wrk, type WrkResult } from '../lib/wrk.ts';
 import type { Plan } from '../run.ts';
 
-/** Per-connection pause that paces 50 connections at about 10k requests/s (wrk's delay() is in whole ms). */
+/** Mean per-connection pause that paces 50 connections at about 10k requests/s (drawn at random: bench/wrk/requests.lua). */
 const PACED_DELAY_MS = 5;
 const ISSUANCES_PER_SECOND = 5;
 const BENCH_PASSWORD = 'bench password that is long enough';
