@@ -11,7 +11,7 @@
 // A build dir is a copy of dist/ inside the project (so that node_modules resolves), e.g.
 //   npm run build && cp -r dist .dist-before   … change, build …   cp -r dist .dist-after
 //   npm run bench:compare -- before=.dist-before after=.dist-after quiet=.dist-after,LOG_LEVEL=silent
-// Options: --rounds 8 --seconds 3 --delay 5 (ms between a connection's requests) --connections 20.
+// Options: --rounds 8 --seconds 3 --delay 5 (mean ms between a connection's requests) --connections 20.
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
