@@ -55,7 +55,8 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
   installAuthentication(app, ctx.authenticator);
   // After installAuthentication: its scope check must come before the idempotency reservation.
   installIdempotency(app, { db: ctx.db.kysely, ttlHours: config.idempotencyTtlHours });
-  ctx.authenticator.addBearer(new PatResolver(ctx.db.kysely, config.patEmptyScopesFullAccess));
+  const pats = new PatResolver(ctx.db.kysely, config.patEmptyScopesFullAccess);
+  ctx.authenticator.addBearer(pats);
 
   // Callback style, so that a request with a cached PAT in memory mode passes without a promise.
   const apiHook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
@@ -79,6 +80,8 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
   // Redis (when configured) is connected before the first request and closed with the app.
   app.addHook('onReady', () => ctx.throttle.connect(app.log));
   app.addHook('onClose', () => ctx.throttle.close());
+  // Tokens' last_used_at waiting for their batch are written while the database is still open.
+  app.addHook('onClose', () => pats.close());
   // Browser pages: cookies, form bodies, the stylesheet, the page viewer (session) and CSRF seed.
   await installWeb(app, ctx, sessionViewer(ctx));
   // OAuth 2.0 server (after installWeb: its /o/ pages need the cookies and page state).

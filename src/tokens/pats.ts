@@ -8,6 +8,7 @@ import { isPublishedWrite } from '../db/write-feed.ts';
 import { onTableWrite } from '../db/write-watch.ts';
 import { toAuthUser } from '../accounts/users.ts';
 import { nowIso } from '../util/time.ts';
+import { LastUsedWriter } from './last-used.ts';
 import { DISPLAY_PREFIX_LENGTH, PAT_PREFIX, generatePat, hasPatShape, hasValidChecksum, hashPat } from './pat-format.ts';
 
 export interface NewPat {
@@ -79,10 +80,6 @@ export async function revokePat(db: Kysely<Database>, id: number, userId?: numbe
   return Number(result.numUpdatedRows) > 0;
 }
 
-// last_used_at is written at most once a minute per token: the SQL condition makes that true
-// across processes, and the in-process map spares the UPDATE on the hot path in between.
-const LAST_USED_GRANULARITY_MS = 60_000;
-
 /**
  * PostgreSQL: how old the database state behind a cached token may be when it is used. Within this process
  * any write to `users` or `personal_access_tokens` (revocation, deactivation, profile change — by a
@@ -143,7 +140,8 @@ interface CachedPat {
 export class PatResolver implements BearerResolver {
   readonly #db: Kysely<Database>;
   readonly #emptyScopesFullAccess: boolean;
-  readonly #lastUsedWrites = new Map<number, number>();
+  /** last_used_at: at most once a minute per token, written in batches (last-used.ts). */
+  readonly #lastUsed: LastUsedWriter;
   /** token hash → what the database said about it, at most PAT_CACHE_TTL_MS ago. */
   readonly #cache = new Map<string, CachedPat>();
   /** Bumped on every invalidation: a lookup that raced one does not fill the cache. */
@@ -162,6 +160,7 @@ export class PatResolver implements BearerResolver {
   constructor(db: Kysely<Database>, emptyScopesFullAccess: boolean) {
     this.#db = db;
     this.#emptyScopesFullAccess = emptyScopesFullAccess;
+    this.#lastUsed = new LastUsedWriter(db);
     const external = externalChanges(db);
     if (external?.kind === 'counter') this.#externalCounter = external.counter;
     if (external?.kind === 'feed') {
@@ -217,7 +216,7 @@ export class PatResolver implements BearerResolver {
   #principal(entry: CachedPat, now: number): Principal | null {
     if (entry.expiresAt <= now) return null;
     entry.usedAt = now;
-    this.#touch(entry, now);
+    this.#lastUsed.touch(entry.tokenId, entry.lastUsedMs, now);
     return { user: entry.user, kind: 'pat', scopes: entry.scopes, credentialId: entry.credentialId };
   }
 
@@ -316,20 +315,9 @@ export class PatResolver implements BearerResolver {
     this.#revalidation = this.#cache.size > 0 ? setTimeout(() => this.#revalidate(), REVALIDATE_EVERY_MS).unref() : null;
   }
 
-  #touch(entry: CachedPat, now: number) {
-    const tokenId = entry.tokenId;
-    const lastWrite = Math.max(this.#lastUsedWrites.get(tokenId) ?? 0, entry.lastUsedMs);
-    if (now - lastWrite < LAST_USED_GRANULARITY_MS) return;
-    this.#lastUsedWrites.set(tokenId, now);
-    const threshold = new Date(now - LAST_USED_GRANULARITY_MS).toISOString();
-    // Not awaited: the request does not wait for bookkeeping; a failure only loses a timestamp.
-    this.#db
-      .updateTable('personal_access_tokens')
-      .set({ last_used_at: new Date(now).toISOString() })
-      .where('id', '=', tokenId)
-      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', threshold)]))
-      .execute()
-      .catch(() => this.#lastUsedWrites.delete(tokenId));
+  /** Writes the uses still waiting for their batch: called when the app closes, before the database does. */
+  close(): Promise<void> {
+    return this.#lastUsed.flush();
   }
 }
 
