@@ -6,6 +6,7 @@ import path from 'node:path';
 import { request } from 'undici';
 import { SEED_TOKENS_PER_USER, SEED_USERS, seedTokens, startAppServer, startBare, type AppServer } from '../lib/app-server.ts';
 import type { Started } from '../lib/processes.ts';
+import { pauseTrees } from '../lib/proc.ts';
 import { judge, notAvailable, type Metric, type Target } from '../lib/report.ts';
 import { startPostgres, startRedis, postgresAvailable } from '../lib/services.ts';
 import { median, range } from '../lib/stats.ts';
@@ -190,8 +191,16 @@ export async function httpScenarios(plan: Plan): Promise<Metric[]> {
     const issuance = await issuanceAvailable(servers.sqlite.url);
 
     const closedLoop = Object.keys(servers);
-    const measure = (key: string, seconds: number, delayMs = 0) =>
-      wrk({ url: `${servers[key].url}/api/v1/me/`, seconds, serverPids: pids[key], tokensFile: tokensFor(key), delayMs });
+    // Every server but the measured one is stopped while it is measured: all are pinned to the same
+    // core, and an idle one still runs its timers there (docs/performance.md, "The latest full runs").
+    const measure = async (key: string, seconds: number, delayMs = 0) => {
+      const resume = pauseTrees(Object.entries(pids).flatMap(([other, list]) => (other === key ? [] : list)));
+      try {
+        return await wrk({ url: `${servers[key].url}/api/v1/me/`, seconds, serverPids: pids[key], tokensFile: tokensFor(key), delayMs });
+      } finally {
+        resume();
+      }
+    };
 
     plan.log(`warm-up ${plan.warmupSeconds} s each: ${closedLoop.join(', ')}`);
     for (const key of closedLoop) await measure(key, plan.warmupSeconds);
