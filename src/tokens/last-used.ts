@@ -13,7 +13,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
 
 /** A token's last_used_at is written at most once per this long (in this process, and across processes). */
-export const LAST_USED_GRANULARITY_MS = 60_000;
+const LAST_USED_GRANULARITY_MS = 60_000;
 /** How long a recorded use waits for others to share its UPDATE. */
 export const FLUSH_EVERY_MS = 1_000;
 /** Tokens per UPDATE: two parameters each, far below SQLite's and PostgreSQL's limits. */
@@ -75,11 +75,7 @@ export class LastUsedWriter {
     return this.#db
       .updateTable('personal_access_tokens')
       .set({ last_used_at: sql<string>`case id ${cases} end` })
-      .where(
-        'id',
-        'in',
-        uses.map(([tokenId]) => tokenId),
-      )
+      .where('id', 'in', uses.map(([tokenId]) => tokenId))
       .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', threshold)]))
       .execute();
   }
