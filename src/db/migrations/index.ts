@@ -10,6 +10,7 @@ import * as m0006 from './0006_mail.ts';
 import * as m0007 from './0007_teams.ts';
 import * as m0008 from './0008_oauth.ts';
 import * as m0009 from './0009_delivery_log_indexes.ts';
+import * as m0010 from './0010_delivery_queue_fillfactor.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -21,4 +22,5 @@ export const migrations: Record<string, Migration> = {
   '0007_teams': m0007,
   '0008_oauth': m0008,
   '0009_delivery_log_indexes': m0009,
+  '0010_delivery_queue_fillfactor': m0010,
 };
