@@ -197,7 +197,7 @@ export async function httpScenarios(plan: Plan): Promise<Metric[]> {
 
     const closedLoop = Object.keys(servers);
     // Every server but the measured one is stopped while it is measured: all are pinned to the same
-    // core, and an idle one still runs its timers there (docs/performance.md, "The latest full runs").
+    // core, and an idle one still runs its timers there (docs/performance.md, Method, "Pinning").
     const measure = async (key: string, seconds: number, delayMs = 0) => {
       const resume = pauseTrees(Object.entries(pids).flatMap(([other, list]) => (other === key ? [] : list)));
       try {
