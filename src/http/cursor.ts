@@ -1,4 +1,4 @@
-// Cursor pagination (SPEC "Pagination envelopes" and "Limits") for any list route:
+// Cursor pagination (docs/traffic.md, "Cursor pagination") for any list route:
 //
 //   const page = await cursorPage({
 //     request, query,                      // query: filtered and selected, not ordered

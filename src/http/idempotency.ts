@@ -1,4 +1,4 @@
-// Idempotency-Key (SPEC "Limits"), for POST routes that opt in with `config: { idempotent: true }`.
+// Idempotency-Key (docs/traffic.md), for POST routes that opt in with `config: { idempotent: true }`.
 //
 // A request carrying a key first reserves it: one INSERT of a row unique per (user, method, path,
 // key), committed on its own before the route runs, so that of any number of concurrent requests

@@ -1,4 +1,4 @@
-// Page-number pagination (SPEC "Pagination envelopes"): fixed page size 50, `page` from 1,
+// Page-number pagination (docs/api.md, "Pagination"): fixed page size 50, `page` from 1,
 // absolute next/previous links built on BASE_URL that keep the other query parameters.
 import type { FastifyRequest } from 'fastify';
 import { notFound } from './problem.ts';

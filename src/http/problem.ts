@@ -1,4 +1,4 @@
-// RFC 9457 problem details: the one error shape of the API (DESIGN.md §4).
+// RFC 9457 problem details: the one error shape of the API (docs/api.md, "Errors").
 import { STATUS_CODES } from 'node:http';
 
 export interface FieldError {

@@ -17,7 +17,7 @@ declare module 'fastify' {
   }
 }
 
-/** The 429 answer: Retry-After and the SPEC's exact detail sentence. */
+/** The 429 answer: Retry-After and the documented detail sentence, word for word. */
 export function throttledProblem(result: RateResult): HttpProblem {
   const seconds = Math.max(1, result.resetSeconds);
   return new HttpProblem(429, throttledDetail(seconds), { headers: { 'Retry-After': String(seconds) } });

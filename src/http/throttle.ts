@@ -1,4 +1,4 @@
-// Request throttling (SPEC "Limits"): fixed windows counted in process (FixedWindows, synchronous,
+// Request throttling (docs/traffic.md): fixed windows counted in process (FixedWindows, synchronous,
 // same counting as rate-limiter-flexible's RateLimiterMemory) or, when REDIS_URL is set, by
 // rate-limiter-flexible in Redis (RateLimiterRedis: one Lua script per hit, so any number of
 // processes share one exact count). Three buckets:
@@ -266,7 +266,7 @@ export function rateLimitHeaders(result: RateResult): Record<string, string> {
   };
 }
 
-/** The 429 `detail`, exactly as the SPEC words it. */
+/** The 429 `detail`, word for word as documented (clients may match it: docs/traffic.md). */
 export function throttledDetail(seconds: number): string {
   return `Request was throttled. Expected available in ${seconds} ${seconds === 1 ? 'second' : 'seconds'}.`;
 }

@@ -1,4 +1,4 @@
-// The pre-send guard (SPEC "Pre-send guard"): every to/cc/bcc address of a batch is parsed, lower-cased and
+// The pre-send guard (docs/mail.md): every to/cc/bcc address of a batch is parsed, lower-cased and
 // looked up in one query; suppressed addresses are removed from each message. It lives inside the outbox
 // sender, so no call site can skip it.
 import type { Kysely, Transaction } from 'kysely';

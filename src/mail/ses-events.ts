@@ -1,5 +1,5 @@
 // Reads an SES event (the JSON inside a verified SNS Notification) into one record per recipient, with the
-// suppression rule of SPEC "Mail-provider events consumed": a Permanent bounce or any complaint suppresses;
+// suppression rule of docs/mail.md ("What is stored"): a Permanent bounce or any complaint suppresses;
 // Transient and Undetermined bounces (out-of-office replies arrive as Transient/General), delivery delays
 // and everything else do not. Both SES forms are read: notifications (`notificationType`) and event
 // publishing (`eventType`).

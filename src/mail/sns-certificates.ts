@@ -1,4 +1,4 @@
-// Authenticates the SNS signing certificate before its key is used (SPEC "Intake verification rules" 2):
+// Authenticates the SNS signing certificate before its key is used (docs/mail.md, "Verification" 5):
 // validity dates, subject sns.amazonaws.com (or .cn), an RSA key, and a chain that verifies up to a trusted
 // root. Node's root store (which holds Amazon's roots) is the default; SERVICE_MAILPROVIDER_TRUST_ANCHORS_FILE
 // replaces it. An intermediate that the PEM file does not carry is fetched from the certificate's AIA

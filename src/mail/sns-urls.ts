@@ -1,5 +1,5 @@
 // Strict checks of the URLs an SNS message asks the service to fetch, applied before any network I/O
-// (SPEC "Intake verification rules" 1 and 6). Checked on the raw string by one anchored pattern, so that
+// (docs/mail.md, "Verification" 2 and 3). Checked on the raw string by one anchored pattern, so that
 // nothing a URL parser would normalise away (userinfo, `%2e`, backslashes, default-port spellings) gets in.
 
 // AWS region names: `us-east-1`, `eu-central-2`, `us-gov-west-1`, `cn-north-1`, `ap-southeast-4`, …

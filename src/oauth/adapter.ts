@@ -45,7 +45,7 @@ export class KyselyAdapter implements Adapter {
     const { consumed, ...rest } = payload;
     const stored: AdapterPayload = { ...rest };
     if (this.#digested) delete stored.jti;
-    // Client secrets are kept as digests (DESIGN §6); provider.ts compares presented secrets by digest.
+    // Client secrets are kept as digests (docs/oauth.md); provider.ts compares presented secrets by digest.
     if (this.#model === 'Client' && typeof stored.client_secret === 'string' && !stored.client_secret.startsWith('sha256:')) {
       stored.client_secret = hashClientSecret(stored.client_secret);
     }

@@ -26,7 +26,7 @@ export function cookieKeys(secretKey: string): string[] {
   return [derive(secretKey, 'cookie keys v1').toString('base64url')];
 }
 
-/** Client secrets are kept as SHA-256 digests (DESIGN §6); the raw secret is shown once. */
+/** Client secrets are kept as SHA-256 digests (docs/oauth.md); the raw secret is shown once. */
 export function hashClientSecret(secret: string): string {
   return `sha256:${createHash('sha256').update(secret).digest('base64url')}`;
 }

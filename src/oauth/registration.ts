@@ -1,5 +1,5 @@
 // Client metadata rules of this service, applied to a dynamic registration body (RFC 7591) before
-// oidc-provider sees it, and to `svc oauth create-client`. The SPEC's body must work as written:
+// oidc-provider sees it, and to `svc oauth create-client`. The documented body must work as written:
 // `{client_name, grant_types, scope, token_endpoint_auth_method}`. The library would default a
 // device-only client to `response_types: ["code"]` and then demand redirect URIs, so the rules
 // below set `response_types` from the grant types.

@@ -1,4 +1,4 @@
-// The registry of outbound event names (SPEC "Events"): lowercase, dot-separated,
+// The registry of outbound event names (docs/webhooks.md, "Events"): lowercase, dot-separated,
 // `resource.sub_resource.action`. Adding an event is adding a line here; wildcard subscriptions
 // receive it automatically.
 export const EVENT_TYPES = {
