@@ -1,12 +1,12 @@
 // `npm run bench:compare -- <name>=<build dir>[,KEY=VALUE…] …`: CPU per `GET /api/v1/me/` request of
 // several builds (or settings) of the service, measured side by side, for A/B work on the hot path.
 //
-// Measured one after the other, two servers on this kind of machine differ by ±15 % from minute to
-// minute, more than most single changes are worth. Here every server runs at the same time on CPU 0,
+// Measured one after the other, two servers on a shared machine differ from minute to minute by
+// more than most single changes are worth. Here every server runs at the same time on CPU 0,
 // each under its own paced wrk load from CPU 1 (the same pace and connection count for each), so all
 // of them meet the same machine at the same moment; the figure is each round's CPU per request of a
-// server divided by the first server's in that round, and the median over rounds. Two copies of the
-// same build read 0.99–1.00 (range 0.94–1.02) in 8 rounds.
+// server divided by the first server's in that round, and the median over rounds
+// (docs/performance.md, "Comparing builds side by side").
 //
 // A build dir is a copy of dist/ inside the project (so that node_modules resolves), e.g.
 //   npm run build && cp -r dist .dist-before   … change, build …   cp -r dist .dist-after

@@ -112,11 +112,10 @@ async function dispatchMany(ctx: AppContext, teamId: string, count: number, perT
  * Settles the database after a refill (thousands of rows), before the worker starts, so that the
  * measurement does not pay for the setup's own maintenance: the database's CPU counts as the
  * service's. SQLite: the refill's WAL is copied back into the database file now, not by the
- * checkpoint thread during the measurement (measured: the first window after a refill ran up to
- * 40 % slower). PostgreSQL: the refill's rows are vacuumed and analysed, and a checkpoint written,
- * now rather than by autovacuum or the checkpointer during the measurement (in one run the
- * concurrency-1 and -32 windows fell to a fifth of the others' rate, at half again the CPU per
- * delivery). The deliveries' own WAL and dead rows are still handled while they are measured.
+ * checkpoint thread during the measurement, where it would slow the first window after a refill.
+ * PostgreSQL: the refill's rows are vacuumed and analysed, and a checkpoint written, now rather
+ * than by autovacuum or the checkpointer during the measurement, where either can cut a window's
+ * rate several-fold. The deliveries' own WAL and dead rows are still handled while they are measured.
  */
 async function settle(ctx: AppContext) {
   if (ctx.db.dialect !== 'postgres') {
@@ -268,7 +267,7 @@ interface SigningWindow {
 /**
  * Signed and unsigned in alternating windows of one process, over the same connections, so that
  * process placement, JIT state and the neighbours' load weigh on both alike (two processes
- * measured one after the other differed by ±10 % on their own). `setSigned` switches the sender,
+ * measured one after the other differ by more than signing costs). `setSigned` switches the sender,
  * `count` says how many deliveries have arrived, `between` runs outside the windows (refills).
  */
 async function alternate(setSigned: (signed: boolean) => void, count: () => Promise<number>, between: (windows: SigningWindow[]) => Promise<void>): Promise<SigningWindow[]> {
@@ -377,9 +376,9 @@ interface Paced {
  * Dispatches at `rate` events/s for `seconds`, one transaction per event, each in its own turn of
  * the event loop, as request handlers emit them. The pause matters: node:sqlite is synchronous and
  * Kysely's promises settle as microtasks, so a pacer that catches up in a loop of awaits never lets
- * the worker read a response or claim a row. After any delay the old pacer ran 23–84 transactions
- * back to back, and the latency it measured was mostly its own: p99 11.1–30.7 ms at 1,000 events/s
- * against 3.6–5.3 ms yielding after each dispatch (six alternating pairs, docs/performance.md).
+ * the worker read a response or claim a row: after any delay it would run dozens of transactions
+ * back to back, and the latency measured would be mostly its own (docs/performance.md, Event →
+ * first attempt).
  */
 async function paced(ctx: AppContext, teamId: string, rate: number, seconds: number): Promise<Paced> {
   const committed = new Map<string, number>();
@@ -448,10 +447,10 @@ async function latency(embedded: boolean) {
 /**
  * The burst is measured on a warm process, as the throughput figures are after their warm-up at the
  * measured load: bursts of the same size are delivered first, and the last of BURSTS is the figure.
- * The paced warm-up alone (a few hundred events) left the JIT cold for the burst's code paths: on an
- * AMD machine such a process spent 180–199 µs of CPU per delivery of its first burst, one that had
- * delivered two bursts 121 µs, against 91–110 µs for the engine's steady state at the same concurrency
- * (docs/performance.md). The first burst, the cold process's, is reported beside the figure.
+ * The paced warm-up alone (a few hundred events) leaves the JIT cold for the burst's code paths: such
+ * a process spends about half as much again CPU per delivery of its first burst as after two, which
+ * is near the engine's steady state (docs/performance.md, 10,000-event burst). The first burst, the
+ * cold process's, is reported beside the figure.
  */
 const BURSTS = 3;
 

@@ -87,7 +87,7 @@ export function treeTicks(roots: number[]): number {
  * Stops (SIGSTOP) every process of these trees and returns the function that lets them go on
  * (SIGCONT). The servers that are not being measured share the measured server's core, and an idle
  * one is not idle: timers, a checkpoint thread, PostgreSQL's background processes, and in
- * PostgreSQL mode the PAT cache's re-reads (a few ms of CPU every 500 ms with 1,024 tokens cached).
+ * PostgreSQL mode the PAT cache's re-reads of every cached token twice a second.
  */
 export function pauseTrees(roots: number[]): () => void {
   const pids = [...tree(roots).keys()];

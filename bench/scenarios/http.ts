@@ -191,13 +191,14 @@ export async function httpScenarios(plan: Plan): Promise<Metric[]> {
     const issuance = await issuanceAvailable(servers.sqlite.url);
     // The silent server gets the same request first: the logging figure compares two servers that
     // differ in LOG_LEVEL only. One request of another kind before the warm-up (this issuance, or
-    // even one 400) leaves a server's /me/ ~15% dearer in CPU for good, so a silent server that never
-    // saw one was measured against a logging server that had (docs/performance.md, "The 06:36 run").
+    // even one 400) leaves a server's /me/ dearer in CPU for good, so a silent server that never saw
+    // one would be measured against a logging server that had (docs/performance.md, Method, "Same
+    // history").
     await issuanceAvailable(servers.sqlite_nolog.url);
 
     const closedLoop = Object.keys(servers);
     // Every server but the measured one is stopped while it is measured: all are pinned to the same
-    // core, and an idle one still runs its timers there (docs/performance.md, Method, "Pinning").
+    // core, and an idle one still runs its timers there (docs/performance.md, Method, "Stopped servers").
     const measure = async (key: string, seconds: number, delayMs = 0) => {
       const resume = pauseTrees(Object.entries(pids).flatMap(([other, list]) => (other === key ? [] : list)));
       try {

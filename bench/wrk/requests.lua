@@ -55,11 +55,11 @@ function request()
 end
 
 -- Each pause is a whole number of ms drawn evenly from 0 to twice the mean. With the same pause
--- every time, the connections fell into step (wrk fires its timers on millisecond ticks, and a
--- connection's place in a burst stays its place in the next), so a paced load arrived as bursts of
--- all 50 connections: bare node:http then had a p99 of 1.2-5.8 ms with a quarter of its core busy, the wait
--- of a burst's last request. Random pauses keep the arrivals spread at the same mean rate. The
--- generator is LuaJIT's, unseeded: every run draws the same sequence.
+-- every time, the connections fall into step (wrk fires its timers on millisecond ticks, and a
+-- connection's place in a burst stays its place in the next), so a paced load arrives as bursts of
+-- all 50 connections, and the p99 is the wait of a burst's last request, for bare node:http with
+-- most of its core idle as much as for the service. Random pauses keep the arrivals spread at the
+-- same mean rate. The generator is LuaJIT's, unseeded: every run draws the same sequence.
 if delay_ms > 0 then
   function delay()
     return math.random(0, 2 * delay_ms)

@@ -3,10 +3,10 @@
 //
 // On the hot path the line is built here rather than by a per-request pino child: Fastify makes
 // a child logger for every request (serialising its bindings), and pino then walks the line's
-// object; for the one line most requests ever log that was about a tenth of a /api/v1/me/ request
-// (docs/performance.md). RequestLogger makes the child only when something logs through
-// request.log (an error, a route adding bindings); the line is then pino's own. The line written
-// here has exactly the bytes pino would write: same key order, pino's own level, time and base.
+// object; for the one line most requests ever log, that work is a large share of a /api/v1/me/
+// request (docs/performance.md, Logging). RequestLogger makes the child only when something logs
+// through request.log (an error, a route adding bindings); the line is then pino's own. The line
+// written here has exactly the bytes pino would write: same key order, pino's own level, time and base.
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
 import pino, { type Bindings, type ChildLoggerOptions, type Logger } from 'pino';
 

@@ -3,10 +3,10 @@
 // newly inserted row may touch the suppression list, so a redelivery never suppresses again.
 //
 // Notifications that reach the store in the same turn of the event loop share one transaction (at most
-// MAX_BATCH): with one commit per notification the commits, not the verification, bounded the intake
-// (docs/performance.md). Each notification still gets its own answer: when a batch fails as a whole, its
-// notifications are written again one transaction each, so one bad notification (or a lock conflict between
-// processes) costs only its own request.
+// MAX_BATCH): with one commit per notification the commits, not the verification, would bound the intake
+// (docs/performance.md, SNS intake). Each notification still gets its own answer: when a batch fails as a
+// whole, its notifications are written again one transaction each, so one bad notification (or a lock
+// conflict between processes) costs only its own request.
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import { nowIso } from '../util/time.ts';

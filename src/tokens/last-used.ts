@@ -2,11 +2,11 @@
 // per token; the uses recorded during one interval are written together, in one UPDATE per 400
 // tokens, when the interval ends.
 //
-// Why not one UPDATE per use, as before: every token a client keeps using comes due once a minute,
-// and tokens first used together (a fleet of CI jobs, a deploy, the benchmark's 1,024) stay due
-// together. On SQLite each write was its own commit on the event loop (30-40 µs alone, more through
-// the query builder), so 1,024 such tokens cost a burst of ~50 ms of the core once a minute, which
-// the requests of that moment waited behind. One statement for all of them takes a few ms.
+// Why not one UPDATE per use: every token a client keeps using comes due once a minute, and tokens
+// first used together (a fleet of CI jobs, a deploy) stay due together. On SQLite each write would
+// be its own commit on the event loop, so a thousand such tokens would hold the core for a burst once
+// a minute, and the requests of that moment would wait behind it. One statement for all of them is
+// a small fraction of that.
 // The price: last_used_at shows a use up to FLUSH_EVERY_MS late, and a process that dies without
 // closing its app loses at most that interval's timestamps (bookkeeping, not a credential).
 import { sql, type Kysely } from 'kysely';

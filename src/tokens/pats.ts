@@ -191,7 +191,8 @@ export class PatResolver implements BearerResolver {
     const now = Date.now();
     // Once per turn of the event loop: every request resolved in this turn was read from its socket
     // after the current I/O poll returned, so a commit that finished before such a request was sent
-    // also finished before this check. (A PRAGMA per request cost ~3 µs, a tenth of the hot path.)
+    // also finished before this check. (The PRAGMA takes a WAL read lock: per request it would be
+    // a noticeable share of the hot path.)
     if (this.#externalCounter && !this.#externalCheckedThisTurn) {
       this.#externalCheckedThisTurn = true;
       setImmediate(this.#nextTurn);

@@ -5,13 +5,12 @@
 // Why not pino's asynchronous destination (sonic-boom, sync: false): each of its writes is a trip
 // through libuv's thread pool (a futex wake, a thread switch, an eventfd wake-up back), and it
 // re-measures its whole pending buffer on every line. At a paced load, where a turn carries one or
-// two requests, writing per turn instead cut a /api/v1/me/ request's CPU by a tenth, measured side
-// by side with `npm run bench:compare` (docs/performance.md). Neither
-// pino nor sonic-boom batches by turn (their minLength/periodicFlush batch by size and time, which
-// delays lines at low load), so the batching is written here; the writing itself stays sonic-boom's
+// two requests, those costs are paid per request (docs/performance.md, Logging). Neither pino nor
+// sonic-boom batches by turn (their minLength/periodicFlush batch by size and time, which delays
+// lines at low load), so the batching is written here; the writing itself stays sonic-boom's
 // (sync mode: partial writes, EAGAIN on a non-blocking pipe, EPIPE through pino's own handler).
 //
-// The trade-off, stated in the README: if the reader of stdout stops reading, the server waits at
+// The trade-off, stated in docs/api.md: if the reader of stdout stops reading, the server waits at
 // the end of a turn for the pipe to drain, rather than keeping a growing backlog in memory.
 import pino from 'pino';
 

@@ -20,7 +20,7 @@ export function secureCookies(ctx: AppContext): boolean {
 }
 
 // Paths that are never pages: the API (its own auth), inbound provider webhooks (machine callers, signed
-// messages: a CSRF cookie and a session lookup per notification were a tenth of the SNS intake's time),
+// messages: a CSRF cookie and a session lookup per notification would be a sizeable share of the SNS intake),
 // the OAuth endpoints that machines call (token, device authorization, registration, revocation,
 // introspection, keys), static files, health, discovery documents.
 const NOT_A_PAGE = /^\/(api\/|webhooks\/|o\/(token|device-authorization|register|revoke|introspect|jwks)\/|static\/|healthz|readyz|\.well-known\/)/;

@@ -84,9 +84,8 @@ export function claimAhead(concurrency: number, leaseMs: number, timeoutMs: numb
  * (measured over RATE_WINDOW_MS): enough to cover a claim's round trip, which on SQLite waits
  * behind the result write, so that no slot idles for it, and so each claim takes dozens of rows,
  * not a handful. Time, not a count: a worker whose receivers are slow holds few rows, which other
- * workers can claim meanwhile. With the write batches below, measured at concurrency 8 against a
- * fast receiver: 1.8× the deliveries per second on SQLite and 2.3× on PostgreSQL, against a fixed
- * 16 rows ahead and batches of 8 (docs/performance.md).
+ * workers can claim meanwhile. A claim costs about the same for 5 rows as for 50, so a small fixed
+ * buffer pays that cost per few deliveries (docs/performance.md, Webhook deliveries per worker).
  */
 const AHEAD_MS = 20;
 const RATE_WINDOW_MS = 250;
@@ -243,9 +242,9 @@ class DeliveryLoop {
   }
 
   #enqueue(rows: ClaimedDelivery[], targets: Map<string, DeliveryTarget>, leaseEnds: number): void {
-    // Signed here, the whole claim in one go: HMAC-SHA256 of a delivery costs about 3 µs in a run
-    // of them and about 12 µs one at a time between network I/O (OpenSSL's state is cold by then);
-    // signing at the attempt cost a delivery a tenth of its CPU (docs/performance.md).
+    // Signed here, the whole claim in one go: an HMAC-SHA256 made one at a time between network
+    // I/O costs several times what it costs in a run of them (OpenSSL's state is cold by then)
+    // (docs/performance.md, Signed ÷ unsigned).
     const sign = this.#options.sign !== false;
     const now = Date.now();
     const timestamp = Math.floor(now / 1000);

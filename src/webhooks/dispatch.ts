@@ -57,8 +57,8 @@ const bound = (name: keyof Bound): Marker => ({ [BOUND]: name });
  * A statement written once with the query builder's `sql` template, compiled on first use, and then
  * run with each call's values bound where the compiler placed their markers. Why not build it per
  * call: building, freezing and visiting the operation tree, and the write watch reading the raw
- * text, made SQLite's dispatch about 15% slower (10,000 events in 539–609 ms instead of 475–518 ms,
- * three alternating runs each; docs/performance.md). Only compiled text runs here, so no plugin
+ * text, are a large share of SQLite's dispatch, which a burst of events pays per event
+ * (docs/performance.md, 10,000-event burst). Only compiled text runs here, so no plugin
  * sees these statements: they insert into `events` and `webhook_deliveries`, which the write watch
  * (db/write-watch.ts: UPDATE and DELETE of users and tokens) has no interest in.
  */

@@ -1,5 +1,5 @@
-// Outbound HTTP for deliveries: undici.request over one keep-alive Agent (fetch() is about 4× slower
-// and follows redirects). The Agent's connect step never looks a name up on its own: it connects to
+// Outbound HTTP for deliveries: undici.request over one keep-alive Agent (fetch() is several times
+// slower and follows redirects). The Agent's connect step never looks a name up on its own: it connects to
 // an address the SSRF guard has just checked (pinned by the attempt, or resolved and checked right
 // there), and passes the original host name as TLS servername so SNI and the certificate check are
 // those of the URL. Redirects are not followed (undici.request never does): a 3xx is a failure.
@@ -42,8 +42,8 @@ export class DeliveryClient {
     this.#guard = options.guard;
     this.#timeoutMs = options.timeoutMs;
     this.#deadlines = new Deadlines(options.timeoutMs);
-    // One TLS context for every connection: tls.connect() otherwise builds one per connection
-    // (about 0.2 ms, measured, paid again whenever a receiver's connection is opened).
+    // One TLS context for every connection: tls.connect() otherwise builds one per connection,
+    // a costly step paid again whenever a receiver's connection is opened.
     const tlsConnect = buildConnector({
       timeout: options.timeoutMs,
       secureContext: tls.createSecureContext(options.ca ? { ca: options.ca } : {}),
@@ -108,7 +108,7 @@ export class DeliveryClient {
 /**
  * The first MAX_RESPONSE_BYTES of an answer, as text. The rest is read and dropped, so the
  * connection can be reused, up to MAX_DRAIN_BYTES; beyond that the socket is destroyed instead.
- * (Event handlers rather than `for await`: the async iterator costs a few µs per attempt.)
+ * (Event handlers rather than `for await`: the async iterator adds work to every attempt.)
  */
 function readAnswer(stream: Readable): Promise<string> {
   return new Promise((resolve, reject) => {

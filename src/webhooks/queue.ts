@@ -66,9 +66,9 @@ const literal = (value: string) => `'${value.replaceAll("'", "''")}'`;
  * `set_config` in the same simple-protocol message, i.e. in one implicit transaction: the settings
  * hold for the claim only. They are the asynchronous commit (ASYNC_COMMIT), and no bitmap scans: the
  * queue's statistics lag behind a burst (autovacuum analyses about once a minute), and with stale
- * ones the planner read and sorted every due row for each claim (5 ms for 3,500 due rows, the
- * worker's slots idle meanwhile) instead of walking the due index in order and stopping at
- * `limit` (0.5 ms); the walk also marks dead index entries, which a bitmap scan never does.
+ * ones the planner reads and sorts every due row for each claim (the worker's slots idle
+ * meanwhile) instead of walking the due index in order and stopping at `limit`, which reads only
+ * the rows it takes; the walk also marks dead index entries, which a bitmap scan never does.
  * SKIP LOCKED lets many workers claim disjoint batches without waiting on each other.
  *
  * SQLite: one writer at a time, so the single UPDATE … RETURNING is already atomic; the

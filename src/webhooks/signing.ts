@@ -4,10 +4,10 @@
 //
 // The HMAC is put together here (RFC 2104: SHA-256 over the outer pad and the SHA-256 of the inner
 // pad and the message) from two one-shot `crypto.hash()` calls, rather than with `createHmac`: on
-// Node 24 a `createHmac` object costs about 1 µs to set up and tear down, as much as hashing a
-// typical payload. Measured for a 450-byte body: 1.1 µs a signature this way, 2.0–2.2 µs with
-// `createHmac` and a cached KeyObject (docs/performance.md). test/webhooks/signing.test.ts checks
-// it against `createHmac` (which the receiver-side verify.ts keeps using).
+// Node 24 setting up and tearing down a `createHmac` object costs as much as hashing a typical
+// payload, so this way a signature costs about half (docs/webhooks.md, "Performance notes").
+// test/webhooks/signing.test.ts checks it against `createHmac` (which the receiver-side verify.ts
+// keeps using).
 import { hash } from 'node:crypto';
 
 /** SHA-256's block size: the length of each key pad. */
@@ -60,7 +60,7 @@ export function signPayload(key: HmacKey, timestamp: number, body: string): stri
   let end = BLOCK + input.write(prefix, BLOCK, 'latin1');
   end += input.write(body, end, 'utf8');
   // The inner digest as a one-byte-per-character string, written straight after the outer pad (a
-  // Buffer digest measured slower). The outer buffer is the key's own; again synchronous.
+  // Buffer digest is slower). The outer buffer is the key's own; again synchronous.
   key.outer.write(hash('sha256', input.subarray(0, end), 'binary'), BLOCK, 'latin1');
   return hash('sha256', key.outer, 'hex');
 }

@@ -52,7 +52,7 @@ export class AddressGuard {
   readonly #resolver: dns.promises.Resolver | null;
   /**
    * Address text → refusal (or null): the guard runs before every attempt, and parsing and
-   * classifying the same few addresses each time was ~10 µs of a delivery's CPU.
+   * classifying the same few addresses each time would be a noticeable share of a delivery's CPU.
    */
   readonly #verdicts = new Map<string, string | null>();
 

@@ -3,7 +3,7 @@
 // and checks over HTTP what the bundling choices could break: Node's modules read without ES module
 // facades, the schema compilers loaded from node_modules on a route's first request, argon2's
 // threads started from the bundle; and what a start loads (Node's internal undici, which an
-// ES module import of node:http pulls in, costs 55-70 ms of a start on a slow machine).
+// ES module import of node:http pulls in, is a large share of a start: docs/architecture.md).
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';

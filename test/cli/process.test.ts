@@ -91,11 +91,11 @@ describe('svc as a subprocess', () => {
       assert.equal(refused.status, 401);
       assert.match(String(refused.headers.get('www-authenticate')), /^Bearer /);
       // Another process (this test's own connection) deactivating the user, or revoking the
-      // token: on SQLite the running server's very next request sees it (issue 2's wording: "a
-      // deactivated user's every credential … stops working on the next request"). On PostgreSQL
-      // the change reaches the server as a notification, which a request sent the moment the
-      // write returns can overtake (about one run in six); it must show within the PAT cache's
-      // 1 s bound (docs/performance.md, "The PAT cache and its exact guarantee").
+      // token: on SQLite the running server's very next request sees it (the README's promise for
+      // `svc user deactivate` and `svc token revoke`: "stop working on the next request"). On
+      // PostgreSQL the change reaches the server as a notification, which a request sent the
+      // moment the write returns can overtake; it must show within the PAT cache's 1 s bound
+      // (docs/performance.md, "The PAT cache and its exact guarantee").
       const auth = { headers: { authorization: `Bearer ${token}` } };
       const postgres = t.ctx.db.dialect === 'postgres';
       const answers = async (expected: number, what: string) => {

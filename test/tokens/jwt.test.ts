@@ -101,9 +101,8 @@ describe('JWT issuance and use', () => {
     // Both ran argon2 (tens of milliseconds); a skipped hash would be an order of magnitude faster.
     // The fastest of three of each is compared, which a busy machine disturbs least, against the
     // fastest hash seen at all (the wrong-password requests or a bare verification): the hashing
-    // threads run at nice 10, and under the parallel suite all three wrong-password requests once
-    // hit a busy stretch (198 ms against 34 ms for the unknown e-mail), failing a check that
-    // compared with them alone.
+    // threads run at nice 10, and under the parallel suite all three wrong-password requests can
+    // hit a busy stretch together, which would fail a check that compared with them alone.
     const fastest = (runs: { ms: number }[]) => Math.min(...runs.map((run) => run.ms));
     const hash = Math.min(fastest(wrong), fastest(hashes));
     assert.ok(fastest(unknown) > hash / 4, `unknown ${fastest(unknown)} ms vs a hash ${hash} ms (wrong password ${fastest(wrong)} ms)`);
