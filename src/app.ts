@@ -31,7 +31,11 @@ export const isApiPath = (url: string) => url.startsWith('/api/');
 export async function buildApp(ctx: AppContext): Promise<TypedApp> {
   const { config } = ctx;
   // Each route's validators and serialisers are compiled on its first request (lazy-compilers.ts).
-  const compilers = lazyCompilers();
+  // Query strings, path parameters and headers arrive as text and are coerced to their schema's
+  // types (`ajv` below); a request body is taken as written, so a JSON value of the wrong type is a
+  // 400 naming the field instead of a guess that hides a client's bug. Form bodies (the credential
+  // exchanges) hold strings only, which is what their schemas declare.
+  const compilers = lazyCompilers({ bodyAjvOptions: { coerceTypes: false } });
   const app = Fastify({
     loggerInstance: requestLogger(config),
     logController: new OneLinePerRequest(),

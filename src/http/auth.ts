@@ -2,6 +2,7 @@
 // credential (PAT, JWT, OAuth token, session). Credential modules register resolvers; routes only
 // declare the scopes they need (`config: { scopes: [...] }`, any one of them suffices).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { securityRequirements } from './openapi.ts';
 import { HttpProblem } from './problem.ts';
 
 export type CredentialKind = 'pat' | 'jwt' | 'oauth' | 'session';
@@ -135,7 +136,7 @@ export function installAuthentication(app: FastifyInstance, authenticator: Authe
     const existing = route.preHandler ? (Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]) : [];
     route.preHandler = [check, ...existing];
     if (route.schema) {
-      route.schema = { ...route.schema, security: [{ bearerAuth: scopes }] } as typeof route.schema;
+      route.schema = { ...route.schema, security: securityRequirements(scopes) } as typeof route.schema;
     }
   });
 }

@@ -3,7 +3,8 @@
 // fifth of the start, for routes most processes never serve. These compiler factories hand Fastify
 // a stand-in for each schema that compiles it with Fastify's own default compilers (same options,
 // same shared schemas) on the route's first request, and the compilers' modules are loaded then
-// too. Validation errors, coercion, defaults and serialisation are those of the default compilers;
+// too. Validation errors, coercion, defaults and serialisation are those of the default compilers
+// (request bodies may get Ajv options of their own: app.ts compiles them without coercion);
 // the OpenAPI document reads the route schemas, not the compiled functions. docs/architecture.md,
 // "Lazy loading".
 import { createRequire } from 'node:module';
@@ -37,7 +38,15 @@ export interface LazyCompilers {
   attach(app: FastifyInstance): void;
 }
 
-export function lazyCompilers(): LazyCompilers {
+export interface LazyCompilerOptions {
+  /**
+   * Ajv options that replace the app's for request bodies only (Fastify's `ajv.customOptions`
+   * stay for query strings, path parameters and headers).
+   */
+  bodyAjvOptions?: Record<string, unknown>;
+}
+
+export function lazyCompilers({ bodyAjvOptions }: LazyCompilerOptions = {}): LazyCompilers {
   // One of each per app, as Fastify makes them (each pools its compilers by shared schemas and options).
   let defaultValidatorBuilder: ValidatorBuilder | null = null;
   let defaultSerializerBuilder: SerializerBuilder | null = null;
@@ -56,17 +65,24 @@ export function lazyCompilers(): LazyCompilers {
   };
 
   const buildValidator: ValidatorBuilder = (externalSchemas, options) => {
-    let compiler: ReturnType<ValidatorBuilder> | null = null;
-    const real = () => {
+    const compilers = new Map<'body' | 'other', ReturnType<ValidatorBuilder>>();
+    const real = (part: 'body' | 'other') => {
       defaultValidatorBuilder ??= (fastifyRequire('@fastify/ajv-compiler') as () => ValidatorBuilder)();
-      compiler ??= defaultValidatorBuilder(externalSchemas, options);
+      let compiler = compilers.get(part);
+      if (!compiler) {
+        const { customOptions } = options as { customOptions?: Record<string, unknown> };
+        const partOptions = part === 'body' && bodyAjvOptions ? { ...(options as object), customOptions: { ...customOptions, ...bodyAjvOptions } } : options;
+        compiler = defaultValidatorBuilder(externalSchemas, partOptions);
+        compilers.set(part, compiler);
+      }
       return compiler;
     };
     return (route) => {
       // Fastify lower-cases a header schema's names for its default compiler but passes it as it is
       // to a custom one (as these are): the names must be written in lower case.
       if (route.httpPart === 'headers') assertLowerCaseHeaderNames(route.schema, `${route.method} ${route.url}`);
-      const validator = later(() => real()(route) as Validator);
+      const part = route.httpPart === 'body' ? 'body' : 'other';
+      const validator = later(() => real(part)(route) as Validator);
       const validate: Validator = function (data, context) {
         const fn = validator();
         const result = fn(data, context);

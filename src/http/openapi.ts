@@ -2,10 +2,27 @@
 // browser at /api/docs/. Both can be turned off with SERVICE_API_DOCS_PUBLIC=false (the production
 // default); then neither plugin is loaded at all (docs/architecture.md, "Lazy loading").
 import type { AppContext, TypedApp } from '../app-context.ts';
+import { OAUTH_ROUTES } from '../oauth/constants.ts';
+
+/** The security schemes of the document: OAuth 2.0 access tokens, and bearer PATs and JWTs. */
+export const OAUTH2_SCHEME = 'oauth2';
+export const BEARER_SCHEME = 'bearerAuth';
+
+/**
+ * The `security` of an operation that needs any one of `scopes`. The objects of an OpenAPI
+ * security list are alternatives and the schemes named in one object are all required at once, so
+ * each accepted scope is an object of its own. A bearer scheme cannot name scopes (OpenAPI 3.0: its
+ * list must be empty), so PATs and JWTs are one more alternative, and the scheme's description says
+ * that they carry the same scopes.
+ */
+export function securityRequirements(scopes: readonly string[]): Record<string, string[]>[] {
+  return [...scopes.map((scope) => ({ [OAUTH2_SCHEME]: [scope] })), { [BEARER_SCHEME]: [] }];
+}
 
 export async function registerOpenApi(app: TypedApp, { config, scopes }: AppContext) {
   if (!config.apiDocsPublic) return;
   const [{ default: swagger }, { default: swaggerUi }] = await Promise.all([import('@fastify/swagger'), import('@fastify/swagger-ui')]);
+  const emptyPatScopes = config.patEmptyScopesFullAccess ? "a PAT created with no scopes has the user's full access" : 'a PAT created with no scopes has no access';
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -14,15 +31,36 @@ export async function registerOpenApi(app: TypedApp, { config, scopes }: AppCont
         version: 'v1',
         description:
           'Multi-tenant REST API. Every path ends with "/". Errors are RFC 9457 problem details. ' +
-          'Authenticate with "Authorization: Bearer <token>" (personal access token, OAuth 2.0 access token or JWT).',
+          'Authenticate with "Authorization: Bearer <token>": an OAuth 2.0 access token (scheme oauth2), or a personal ' +
+          'access token or JWT (scheme bearerAuth). An operation lists each scope it accepts as an alternative of its own; ' +
+          'any one of them suffices.',
       },
       servers: [{ url: config.baseUrl }],
       components: {
         securitySchemes: {
-          bearerAuth: {
+          [OAUTH2_SCHEME]: {
+            type: 'oauth2',
+            description:
+              'Access tokens from this service\'s OAuth 2.0 authorization server (PKCE S256 required; metadata at ' +
+              `${config.baseUrl}/.well-known/oauth-authorization-server). The device authorization grant (RFC 8628) is offered ` +
+              `too, at ${config.baseUrl}${OAUTH_ROUTES.device_authorization} with the same token endpoint and scopes; ` +
+              'OpenAPI 3.0 has no flow to declare it.',
+            flows: {
+              authorizationCode: {
+                authorizationUrl: `${config.baseUrl}${OAUTH_ROUTES.authorization}`,
+                tokenUrl: `${config.baseUrl}${OAUTH_ROUTES.token}`,
+                refreshUrl: `${config.baseUrl}${OAUTH_ROUTES.token}`,
+                scopes: Object.fromEntries(scopes.list().map((scope) => [scope.name, scope.description])),
+              },
+            },
+          },
+          [BEARER_SCHEME]: {
             type: 'http',
             scheme: 'bearer',
-            description: `Scopes: ${scopes.list().map((s) => `${s.name} (${s.description})`).join('; ')}`,
+            description:
+              'A personal access token (svc_…, made on /accounts/tokens/ or with the CLI) or a JWT from POST /api/auth/token/. ' +
+              'They carry the scopes of the oauth2 scheme, which OpenAPI cannot state for a bearer scheme: an operation ' +
+              `accepts one that holds any of the scopes its oauth2 alternatives name (${emptyPatScopes}).`,
           },
         },
       },

@@ -90,7 +90,7 @@ describe('admin API: suppressions', () => {
   it('is described in the OpenAPI document', async () => {
     const doc = (await t.inject({ url: '/api/schema/' })).json();
     assert.equal(doc.paths['/api/v1/admin/suppressions/'].get.operationId, 'listSuppressions');
-    assert.deepEqual(doc.paths['/api/v1/admin/suppressions/{email}/'].delete.security, [{ bearerAuth: ['admin'] }]);
+    assert.deepEqual(doc.paths['/api/v1/admin/suppressions/{email}/'].delete.security, [{ oauth2: ['admin'] }, { bearerAuth: [] }]);
   });
 });
 

@@ -111,7 +111,7 @@ describe('teams API: create and update', () => {
       assert.ok(operation.summary);
       assert.ok(operation.tags.length > 0);
       for (const status of statuses) assert.ok(operation.responses[status], `${operationId} documents ${status}`);
-      assert.ok(operation.security?.[0]?.bearerAuth?.length > 0, `${operationId} names its scopes`);
+      assert.ok(operation.security?.[0]?.oauth2?.length > 0, `${operationId} names its scopes`);
     }
     assert.equal(doc.paths['/invitations/{token}/'], undefined, 'the browser page is not an API operation');
   });
