@@ -24,6 +24,8 @@ export interface Config {
   baseUrl: string;
   dataDir: string;
   databaseUrl: string;
+  /** How long a SQLite statement waits for a lock held by another process (SERVICE_SQLITE_BUSY_TIMEOUT_MS). */
+  sqliteBusyTimeoutMs: number;
   /** null until resolved by ensureSecrets() in development/test; always set in production. */
   secretKey: string | null;
   logLevel: string;
@@ -180,6 +182,8 @@ export function loadConfig(env: Env = process.env): Config {
     baseUrl: readBaseUrl(env, port),
     dataDir,
     databaseUrl: readDatabaseUrl(env, dataDir),
+    // At most a minute: the wait holds the process's event loop (node:sqlite is synchronous).
+    sqliteBusyTimeoutMs: readInt(env, 'SERVICE_SQLITE_BUSY_TIMEOUT_MS', 5000, 1, 60_000),
     secretKey: readSecretKey(env, nodeEnv),
     logLevel: readLogLevel(env, nodeEnv),
     bodyLimitBytes: readInt(env, 'SERVICE_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),

@@ -14,7 +14,7 @@ export function createContext(config: Config): AppContext {
   const resolved: Config = { ...config, secretKey: ensureSecretKey(config) };
   return {
     config: resolved,
-    db: openDb(resolved.databaseUrl),
+    db: openDb(resolved.databaseUrl, { sqliteBusyTimeoutMs: resolved.sqliteBusyTimeoutMs }),
     authenticator: new Authenticator(resolved.baseUrl),
     scopes: new ScopeRegistry(resolved.extraScopes),
     throttle: new Throttle(resolved),

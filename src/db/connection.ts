@@ -2,10 +2,11 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 import { openNodeSqlite } from './node-sqlite.ts';
 import type { Database } from './schema.ts';
+import { ImmediateSqliteDialect, LOCK_POLL_MS } from './sqlite-dialect.ts';
 import { WriteFeed, WritePublisher, isPublishedWrite } from './write-feed.ts';
 import { WriteWatchPlugin } from './write-watch.ts';
 
@@ -53,12 +54,19 @@ export function isSqliteUrl(url: string): boolean {
   return url.startsWith('sqlite:');
 }
 
-export function openDb(databaseUrl: string, options: { poolSize?: number } = {}): Db {
+/** SERVICE_SQLITE_BUSY_TIMEOUT_MS's default: how long a SQLite statement waits for another process's lock. */
+export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5000;
+
+export function openDb(databaseUrl: string, options: { poolSize?: number; sqliteBusyTimeoutMs?: number } = {}): Db {
   if (isSqliteUrl(databaseUrl)) {
     const location = databaseUrl.slice('sqlite:'.length);
     if (location !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(location)), { recursive: true });
-    const database = openNodeSqlite(location);
-    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database }), plugins: [new WriteWatchPlugin()] });
+    const timeoutMs = options.sqliteBusyTimeoutMs ?? DEFAULT_SQLITE_BUSY_TIMEOUT_MS;
+    const database = openNodeSqlite(location, timeoutMs, LOCK_POLL_MS);
+    // Transactions begin IMMEDIATE and writers wait for each other, so that several processes can
+    // write to the file (sqlite-dialect.ts).
+    const dialect = new ImmediateSqliteDialect({ database }, { timeoutMs, dataVersion: database.dataVersion });
+    const kysely = new Kysely<Database>({ dialect, plugins: [new WriteWatchPlugin()] });
     externalChangeSources.set(kysely, { kind: 'counter', counter: database.dataVersion });
     const close = async () => {
       await kysely.destroy();

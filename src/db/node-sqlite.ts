@@ -39,9 +39,19 @@ class CachedStatement implements SqliteStatement {
   }
 }
 
-export function openNodeSqlite(location: string): SqliteDatabase & { dataVersion(): number; released(): Promise<void> } {
-  const database = new DatabaseSync(location, { enableForeignKeyConstraints: true, timeout: 5000 });
-  database.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
+/**
+ * Opens the file with SQLite's busy_timeout at `busyTimeoutMs` for the PRAGMAs below (switching a
+ * new file to WAL takes a lock another process may hold), then at `lockPollMs`: longer waits are
+ * made in steps of that length by the dialect, which lets the event loop run between them and keeps
+ * waiting while other processes commit (db/sqlite-dialect.ts).
+ */
+export function openNodeSqlite(
+  location: string,
+  busyTimeoutMs: number,
+  lockPollMs: number,
+): SqliteDatabase & { dataVersion(): number; released(): Promise<void> } {
+  const database = new DatabaseSync(location, { enableForeignKeyConstraints: true, timeout: busyTimeoutMs });
+  database.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${Math.min(lockPollMs, busyTimeoutMs)};`);
   const cache = new Map<string, CachedStatement>();
   const dataVersion = database.prepare('PRAGMA data_version');
   // WAL checkpoints (and their fsyncs) on a helper thread, off the event loop.

@@ -16,7 +16,9 @@
 // checkpoint right after its PASSIVE one: it takes the write lock (never waiting for it: busy, it
 // tries again next time), copies the few frames written meanwhile, and makes the next commit start
 // the WAL over. The event loop's commits wait for that lock meanwhile (5–17 ms measured, once per
-// 64 MiB of WAL).
+// 64 MiB of WAL). This is the one connection without a busy timeout, on purpose: a RESTART that
+// waited for the write lock would then keep it while it waits for readers, stalling the writers of
+// every process; a checkpoint skipped is only a checkpoint later.
 //
 // The thread starts a few seconds after the database opens, so short commands (`svc migrate`, CLI)
 // and the start of `svc serve` never pay for it and keep SQLite's automatic checkpoints. Once the
@@ -44,10 +46,14 @@ ${LOWER_THIS_THREAD_PRIORITY}
 const { DatabaseSync } = require('node:sqlite');
 const { parentPort, workerData } = require('node:worker_threads');
 const db = new DatabaseSync(workerData.location, { timeout: 0 });
-const passive = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
-const restart = db.prepare('PRAGMA wal_checkpoint(RESTART)');
+let passive = null;
+let restart = null;
 const timer = setInterval(() => {
   try {
+    // Prepared here, not at start: preparing reads the schema, which another process may have
+    // locked for a moment (a migration); then this tries again next time instead of ending.
+    passive ??= db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
+    restart ??= db.prepare('PRAGMA wal_checkpoint(RESTART)');
     // Each answers { busy, log: frames in the WAL, checkpointed }. Busy (another checkpoint
     // running, the write lock held) or an error: next time.
     if (passive.get().log >= workerData.restartAfterFrames) restart.get();

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { createUser, UserError } from '../../src/accounts/users.ts';
 import { openDb } from '../../src/db/connection.ts';
+import { LOCK_POLL_MS } from '../../src/db/sqlite-dialect.ts';
 import { startApp, TEST_PASSWORD, type TestApp } from '../helpers/app.ts';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -20,7 +21,9 @@ describe('SQLite connection', () => {
       const pragma = async (name: string) => Object.values((await sql.raw(`pragma ${name}`).execute(db.kysely)).rows[0] as object)[0];
       assert.equal(await pragma('journal_mode'), 'wal');
       assert.equal(await pragma('foreign_keys'), 1);
-      assert.equal(await pragma('busy_timeout'), 5000);
+      // SQLite waits for another process's lock in steps of this length; the dialect keeps waiting
+      // while others commit, up to SERVICE_SQLITE_BUSY_TIMEOUT_MS without progress (sqlite-busy.test.ts).
+      assert.equal(await pragma('busy_timeout'), LOCK_POLL_MS);
       assert.ok(fs.existsSync(file));
       assert.equal(db.dialect, 'sqlite');
     } finally {
