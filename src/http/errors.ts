@@ -5,6 +5,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
+import { isDatabaseBusy } from '../db/busy.ts';
 import { HttpProblem, problemBody, type FieldError } from './problem.ts';
 
 export function sendProblem(
@@ -71,6 +72,12 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   if (status >= 400 && status < 500) {
     const detail = FASTIFY_DETAILS[error.code] ?? (error instanceof SyntaxError ? 'Request body is not valid JSON.' : error.message);
     return sendProblem(reply, status, detail);
+  }
+  // SQLite: another process held the write lock for longer than SERVICE_SQLITE_BUSY_TIMEOUT_MS.
+  // Nothing of the request's change was written (its transaction never began), so a retry is safe.
+  if (isDatabaseBusy(error)) {
+    request.log.warn({ err: error }, 'database busy');
+    return sendProblem(reply, 503, 'The database is busy; try again shortly.', { headers: { 'Retry-After': '1' } });
   }
   request.log.error({ err: error }, 'unhandled error');
   return sendProblem(reply, 500, 'Internal server error.');
