@@ -4,11 +4,15 @@ import { enableCompileCache } from 'node:module';
 import {
   CommandError,
   UsageError,
+  commandHelp,
+  isHelpFlag,
   parseCommand,
+  usageText,
   type CliIo,
   type Command,
 } from './cli/framework.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
+import { isDatabaseBusy } from './db/busy.ts';
 import type { AppContext } from './app-context.ts';
 
 // Each command group's module (and what it imports: the OAuth server, the webhook client, …) is
@@ -49,6 +53,7 @@ function stopSignal(): Promise<void> {
 const serveCommand: Command = {
   path: ['serve'],
   usage: 'svc serve [--no-worker]',
+  summary: 'Runs the HTTP API and, unless --no-worker, the background worker, until SIGTERM or SIGINT.',
   options: { 'no-worker': { type: 'boolean' } },
   async run(values, { config }) {
     const stopped = stopSignal();
@@ -63,6 +68,7 @@ const serveCommand: Command = {
 const workerCommand: Command = {
   path: ['worker'],
   usage: 'svc worker',
+  summary: 'Runs only the background worker (webhook deliveries, mail, housekeeping); any number may run.',
   options: {},
   async run(_values, { open }, io) {
     const stopped = stopSignal();
@@ -78,6 +84,7 @@ const workerCommand: Command = {
 const migrateCommand: Command = {
   path: ['migrate'],
   usage: 'svc migrate',
+  summary: 'Applies pending database migrations (every command also does so before it starts).',
   options: {},
   async run(_values, { open }, io) {
     await open();
@@ -100,30 +107,81 @@ async function candidates(argv: string[]): Promise<Command[]> {
   return group ? [...BUILT_IN, ...(await group())] : BUILT_IN;
 }
 
-async function usage(): Promise<string> {
-  return ['Usage:', ...(await allCommands()).map((c) => `  ${c.usage}`)].join('\n');
+/** The commands whose path begins with `words` (a group: `svc team --help`), or none. */
+async function commandsUnder(words: string[]): Promise<Command[]> {
+  if (words.length === 0) return allCommands();
+  return (await candidates(words)).filter((c) => words.every((word, i) => c.path[i] === word));
 }
 
-/** Runs one CLI invocation and returns its exit code (0 ok, 2 bad arguments, 1 other failure). */
-export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): Promise<number> {
-  const command = (await candidates(argv))
+/** The command a command line selects: the longest path its first words spell. */
+async function selectCommand(argv: string[]): Promise<Command | undefined> {
+  return (await candidates(argv))
     .filter((c) => c.path.every((word, i) => argv[i] === word))
     .sort((a, b) => b.path.length - a.path.length)[0];
-  if (!command) {
-    io.err(argv.length ? `unknown command: ${argv.join(' ')}\n${await usage()}` : await usage());
+}
+
+/** The words of a command line that name a command (those before the first option). */
+function commandWords(argv: string[]): string[] {
+  const firstOption = argv.findIndex((word) => word.startsWith('-'));
+  return firstOption === -1 ? argv : argv.slice(0, firstOption);
+}
+
+/** `svc help [command…]`, `svc --help`, `svc <group> --help`: usage on stdout, exit 0; an unknown command, exit 2. */
+async function printHelp(words: string[], io: CliIo): Promise<number> {
+  const command = await selectCommand(words);
+  if (command && command.path.length === words.length) {
+    io.out(commandHelp(command));
+    return 0;
+  }
+  const group = await commandsUnder(words);
+  if (group.length > 0) {
+    io.out(usageText(group));
+    return 0;
+  }
+  return unknownCommand(words, io);
+}
+
+/** One line and the usage (of the group named by the first word, if it is one): exit 2. */
+async function unknownCommand(words: string[], io: CliIo): Promise<number> {
+  const group = await commandsUnder(words.slice(0, 1));
+  const problem = group.length && words.length === 1 ? `"${words[0]}" needs one of the commands below` : `unknown command "${words.join(' ')}"`;
+  io.err(`svc: ${problem}\n${usageText(group.length ? group : await allCommands())}`);
+  return 2;
+}
+
+const DEBUG_VALUES = ['1', 'true', 'yes', 'on'];
+
+/**
+ * Runs one CLI invocation and returns its exit code: 0 ok, 2 unknown command or bad arguments, 1
+ * any other failure. A failure is one line on stderr, `svc: <what went wrong>`; the stack trace
+ * follows only with --debug (anywhere on the line) or SERVICE_DEBUG=1.
+ */
+export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): Promise<number> {
+  const debug = argv.includes('--debug') || DEBUG_VALUES.includes((env.SERVICE_DEBUG ?? '').trim().toLowerCase());
+  const args = argv.filter((word) => word !== '--debug');
+  if (args.length === 0) {
+    io.err(usageText(await allCommands()));
     return 2;
+  }
+  if (args[0] === 'help' || isHelpFlag(args[0])) return printHelp(args.slice(1).filter((word) => !isHelpFlag(word)), io);
+  const command = await selectCommand(args);
+  if (!command) {
+    const words = commandWords(args);
+    return args.some(isHelpFlag) ? printHelp(words, io) : unknownCommand(words, io);
+  }
+  const rest = args.slice(command.path.length);
+  if (rest.some(isHelpFlag)) {
+    io.out(commandHelp(command));
+    return 0;
   }
   let ctx: AppContext | null = null;
   try {
-    const values = parseCommand(command, argv.slice(command.path.length));
+    const values = parseCommand(command, rest);
     let config: Config;
     try {
       config = loadConfig(env);
     } catch (error) {
-      if (error instanceof ConfigError) {
-        io.err(`configuration error: ${error.message}`);
-        return 1;
-      }
+      if (error instanceof ConfigError) throw new CommandError(`configuration error: ${error.message}`);
       throw error;
     }
     await command.run(
@@ -140,18 +198,22 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CliIo):
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {
-      io.err(`${error.message}\nusage: ${command.usage}`);
+      io.err(`svc: ${error.message}\nUsage: ${command.usage}`);
       return 2;
     }
-    if (error instanceof CommandError) {
-      io.err(error.message);
-      return 1;
-    }
-    io.err(`error: ${(error as Error).stack ?? error}`);
+    io.err(`svc: ${failureMessage(error)}`);
+    if (debug && !(error instanceof CommandError)) io.err(String((error as Error)?.stack ?? error));
     return 1;
   } finally {
     await (ctx as AppContext | null)?.db.close();
   }
+}
+
+/** The one line a failure prints after `svc: `. */
+function failureMessage(error: unknown): string {
+  if (isDatabaseBusy(error)) return 'the database is busy, try again';
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n')[0].trim() || (error as Error)?.name || 'unexpected error';
 }
 
 const invokedDirectly = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;

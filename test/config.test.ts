@@ -126,7 +126,7 @@ describe('the process refuses bad settings', () => {
     try {
       const result = await svc({ NODE_ENV: 'test', SERVICE_DATA_DIR: dir, PORT: '0', SERVICE_PAT_EMPTY_SCOPES_FULL_ACCESS: 'perhaps' }, ['serve'], 30_000);
       assert.equal(result.code, 1);
-      assert.match(result.stderr, /^configuration error: SERVICE_PAT_EMPTY_SCOPES_FULL_ACCESS/);
+      assert.match(result.stderr, /^svc: configuration error: SERVICE_PAT_EMPTY_SCOPES_FULL_ACCESS/);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -10,6 +10,7 @@ function validEmail(value: string): string {
 const userCreate: Command = {
   path: ['user', 'create'],
   usage: 'svc user create --email E --password P [--first-name F] [--last-name L] [--display-name D] [--verified] [--staff]',
+  summary: "Creates a user and prints the new user's id.",
   options: {
     email: { type: 'string' },
     password: { type: 'string' },
@@ -47,11 +48,12 @@ function activation(active: boolean): Command {
   return {
     path: ['user', active ? 'activate' : 'deactivate'],
     usage: `svc user ${active ? 'activate' : 'deactivate'} --email E`,
+    summary: active ? 'Lets a deactivated user sign in and use their credentials again.' : "Deactivates a user: the user's credentials stop working on the next request.",
     options: { email: { type: 'string' } },
     async run(values, { open }, io) {
       const email = validEmail(required(values, 'email'));
       const ctx = await open();
-      if (!(await setUserActive(ctx.db.kysely, email, active))) throw new CommandError(`No user has the e-mail ${email}.`);
+      if (!(await setUserActive(ctx.db.kysely, email, active))) throw new CommandError(`no user with e-mail ${normaliseEmail(email)}`);
       io.out(`${normaliseEmail(email)} ${active ? 'activated' : 'deactivated'}`);
     },
   };

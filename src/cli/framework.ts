@@ -1,5 +1,6 @@
-// A small command framework over node:util parseArgs: exit 0 on success, 2 on bad arguments
-// (message on stderr, nothing written), 1 on any other failure. List commands print a table or,
+// A small command framework over node:util parseArgs: exit 0 on success (and for --help), 2 on an
+// unknown command or bad arguments (one line and the usage on stderr, nothing written), 1 on any
+// other failure (one line, `svc: <what went wrong>`, on stderr). List commands print a table or,
 // with --json, a JSON array.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { AppContext } from '../app-context.ts';
@@ -27,6 +28,8 @@ export interface Command {
   /** Words that select the command, e.g. ['token', 'create']. */
   path: string[];
   usage: string;
+  /** What the command does, one sentence (printed by --help). */
+  summary: string;
   options: Options;
   /** Validates arguments before any I/O; throws UsageError. */
   run(values: Values, deps: CliDeps, io: CliIo): Promise<void>;
@@ -64,6 +67,28 @@ export function parseCommand(command: Command, args: string[]): Values {
   try {
     return parseArgs({ args, options: command.options, strict: true, allowPositionals: false }).values as Values;
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    // parseArgs' first sentence ("Unknown option '--admin'"), in the CLI's one-line style.
+    const message = (error as Error).message.split('. ')[0];
+    throw new UsageError(message.charAt(0).toLowerCase() + message.slice(1));
   }
+}
+
+/** True for the words that ask for help instead of running anything. */
+export const isHelpFlag = (word: string) => word === '--help' || word === '-h';
+
+const GLOBAL_OPTIONS = [
+  'Every command takes --help (its usage) and --debug (a stack trace with a failure; also SERVICE_DEBUG=1).',
+  'Exit codes: 0 success, 1 failure (one line on stderr: "svc: <what went wrong>"), 2 unknown command or bad arguments.',
+];
+
+/** The usage of the given commands, with what each does. */
+export function usageText(commands: readonly Command[]): string {
+  const lines = ['Usage: svc <command> [options]', '', 'Commands:'];
+  for (const command of commands) lines.push(`  ${command.usage}`, `      ${command.summary}`);
+  return [...lines, '', ...GLOBAL_OPTIONS].join('\n');
+}
+
+/** One command's --help. */
+export function commandHelp(command: Command): string {
+  return [`Usage: ${command.usage}`, '', command.summary, '', ...GLOBAL_OPTIONS].join('\n');
 }

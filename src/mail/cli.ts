@@ -13,19 +13,22 @@ function addressOption(value: string): string {
 const suppressionList: Command = {
   path: ['suppression', 'list'],
   usage: 'svc suppression list [--email E] [--json]',
+  summary: 'Lists the actively suppressed addresses, newest first.',
   options: { email: { type: 'string' }, json: { type: 'boolean' } },
   async run(values, { open }, io) {
     const filter = optional(values, 'email');
     const email = filter === undefined ? undefined : addressOption(filter);
     const ctx = await open();
     const rows = await listActiveSuppressions(ctx.db.kysely, { email });
-    printTable(io, rows.map(suppressionView) as unknown as Record<string, unknown>[], values.json === true);
+    // The row's id first, as in every other list the CLI prints.
+    printTable(io, rows.map((row) => ({ id: row.id, ...suppressionView(row) })), values.json === true);
   },
 };
 
 const suppressionRelease: Command = {
   path: ['suppression', 'release'],
   usage: 'svc suppression release --email E --reason "…" [--by WHO]',
+  summary: 'Releases a suppressed address, recording who (--by, else the OS user), when and why.',
   options: { email: { type: 'string' }, reason: { type: 'string' }, by: { type: 'string' } },
   async run(values, { open }, io) {
     const email = addressOption(required(values, 'email'));
@@ -34,7 +37,7 @@ const suppressionRelease: Command = {
     // Who released it: --by, else the operating-system account running the command.
     const by = optional(values, 'by')?.trim() || `os:${os.userInfo().username}`;
     const ctx = await open();
-    if (!(await releaseSuppression(ctx.db.kysely, email, by, reason))) throw new CommandError(`${email} is not suppressed.`);
+    if (!(await releaseSuppression(ctx.db.kysely, email, by, reason))) throw new CommandError(`${email} is not suppressed`);
     io.out(`${email} released`);
   },
 };

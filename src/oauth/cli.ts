@@ -15,6 +15,7 @@ const GRANTS: Record<string, string> = { 'device-code': DEVICE_GRANT, 'authoriza
 const createClient: Command = {
   path: ['oauth', 'create-client'],
   usage: 'svc oauth create-client --name N --grant device-code|authorization-code [--redirect-uri U …] [--confidential] [--scopes "…"]',
+  summary: 'Registers an OAuth client and prints its id (and, for a confidential client, its secret on a second line, once).',
   options: {
     name: { type: 'string' },
     grant: { type: 'string', multiple: true },

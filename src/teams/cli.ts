@@ -5,13 +5,13 @@ import { ROLES, SLUG, TeamError, addMember, createTeam, findTeamByIdOrSlug, setT
 
 async function userIdFor(ctx: AppContext, email: string): Promise<number> {
   const user = await findUserByEmail(ctx.db.kysely, email);
-  if (!user) throw new CommandError(`No user has the e-mail ${email}.`);
+  if (!user) throw new CommandError(`no user with e-mail ${email}`);
   return user.id;
 }
 
 async function teamFor(ctx: AppContext, idOrSlug: string) {
   const team = await findTeamByIdOrSlug(ctx.db.kysely, idOrSlug);
-  if (!team) throw new CommandError(`No team has the id or slug "${idOrSlug}".`);
+  if (!team) throw new CommandError(`no team with id or slug "${idOrSlug}"`);
   return team;
 }
 
@@ -23,6 +23,7 @@ function asCommandError(error: unknown): never {
 const teamCreate: Command = {
   path: ['team', 'create'],
   usage: 'svc team create --name N [--slug S] --owner EMAIL',
+  summary: "Creates a team owned by the user with e-mail EMAIL and prints the team's UUID.",
   options: { name: { type: 'string' }, slug: { type: 'string' }, owner: { type: 'string' } },
   async run(values, { open }, io) {
     const name = required(values, 'name');
@@ -40,6 +41,7 @@ const teamCreate: Command = {
 const teamAddMember: Command = {
   path: ['team', 'add-member'],
   usage: 'svc team add-member --team ID_OR_SLUG --email E --role owner|admin|member',
+  summary: 'Adds a user to a team with a role (emits team.member.added).',
   options: { team: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' } },
   async run(values, { open }, io) {
     const teamRef = required(values, 'team');
@@ -60,6 +62,7 @@ function activation(active: boolean): Command {
   return {
     path: ['team', verb],
     usage: `svc team ${verb} --team ID_OR_SLUG`,
+    summary: active ? 'Makes a deactivated team visible in the API again.' : 'Deactivates a team: it disappears from the API and receives no webhooks.',
     options: { team: { type: 'string' } },
     async run(values, { open }, io) {
       const teamRef = required(values, 'team');

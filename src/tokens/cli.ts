@@ -26,6 +26,7 @@ export function parseExpiry(value: string, now = Date.now()): string {
 const tokenCreate: Command = {
   path: ['token', 'create'],
   usage: 'svc token create --email E --name N [--scopes "read:profile read:teams"] [--expires-at 2027-01-31]',
+  summary: 'Creates a personal access token and prints it alone on one line, once (a date means valid through that UTC day).',
   options: { email: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' }, 'expires-at': { type: 'string' } },
   async run(values, { config, open }, io) {
     const email = required(values, 'email');
@@ -37,7 +38,7 @@ const tokenCreate: Command = {
     const expiresAt = values['expires-at'] === undefined ? null : parseExpiry(required(values, 'expires-at'));
     const ctx = await open();
     const user = await findUserByEmail(ctx.db.kysely, email);
-    if (!user) throw new CommandError(`No user has the e-mail ${email}.`);
+    if (!user) throw new CommandError(`no user with e-mail ${email}`);
     const { token } = await createPat(ctx.db.kysely, { userId: user.id, name, scopes, expiresAt });
     io.out(token);
   },
@@ -46,12 +47,13 @@ const tokenCreate: Command = {
 const tokenList: Command = {
   path: ['token', 'list'],
   usage: 'svc token list --email E [--json]',
+  summary: "Lists a user's tokens, newest first (never the token itself).",
   options: { email: { type: 'string' }, json: { type: 'boolean' } },
   async run(values, { open }, io) {
     const email = required(values, 'email');
     const ctx = await open();
     const user = await findUserByEmail(ctx.db.kysely, email);
-    if (!user) throw new CommandError(`No user has the e-mail ${email}.`);
+    if (!user) throw new CommandError(`no user with e-mail ${email}`);
     const rows = await listPats(ctx.db.kysely, user.id);
     printTable(io, rows as unknown as Record<string, unknown>[], values.json === true);
   },
@@ -60,12 +62,13 @@ const tokenList: Command = {
 const tokenRevoke: Command = {
   path: ['token', 'revoke'],
   usage: 'svc token revoke --id ID',
+  summary: 'Revokes a token: it stops working on the next request.',
   options: { id: { type: 'string' } },
   async run(values, { open }, io) {
     const id = required(values, 'id');
     if (!/^\d{1,15}$/.test(id)) throw new UsageError('--id must be a token id (an integer, see "svc token list")');
     const ctx = await open();
-    if (!(await revokePat(ctx.db.kysely, Number(id)))) throw new CommandError(`No active token has the id ${id}.`);
+    if (!(await revokePat(ctx.db.kysely, Number(id)))) throw new CommandError(`no active token with id ${id}`);
     io.out(`token ${id} revoked`);
   },
 };
@@ -73,6 +76,7 @@ const tokenRevoke: Command = {
 const jwtRotateKey: Command = {
   path: ['jwt', 'rotate-key'],
   usage: 'svc jwt rotate-key',
+  summary: "Makes a new JWT signing key and prints its kid; the old key verifies until its tokens expire.",
   options: {},
   async run(_values, { open }, io) {
     const ctx = await open();

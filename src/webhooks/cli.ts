@@ -8,6 +8,7 @@ import { RetryRefused, retryAllDeadLetters, retryDeadLetter } from './queue.ts';
 const webhooksRetry: Command = {
   path: ['webhooks', 'retry'],
   usage: 'svc webhooks retry --subscription ID (--log LOG_ID | --all-dead)',
+  summary: "Restarts a subscription's dead letters (one, or all) at attempt 1.",
   options: { subscription: { type: 'string' }, log: { type: 'string' }, 'all-dead': { type: 'boolean' } },
   async run(values, { open }, io) {
     const subscriptionId = required(values, 'subscription');
@@ -17,21 +18,21 @@ const webhooksRetry: Command = {
     if ((logId === undefined) === !allDead) throw new UsageError('give exactly one of --log LOG_ID and --all-dead');
     if (logId !== undefined && !/^\d{1,15}$/.test(logId)) throw new UsageError('--log must be a log entry id (an integer)');
     const ctx = await open();
-    if (!ctx.config.webhooksEnabled) throw new CommandError('Webhooks are disabled on this service (SERVICE_WEBHOOKS_ENABLED).');
+    if (!ctx.config.webhooksEnabled) throw new CommandError('webhooks are disabled on this service (SERVICE_WEBHOOKS_ENABLED)');
     const subscription = await ctx.db.kysely
       .selectFrom('webhook_subscriptions')
       .select(['id', 'is_active'])
       .where('id', '=', subscriptionId.toLowerCase())
       .executeTakeFirst();
-    if (!subscription) throw new CommandError(`No webhook subscription has the id ${subscriptionId}.`);
-    if (subscription.is_active !== 1) throw new CommandError('The subscription is inactive; re-enable it before retrying.');
+    if (!subscription) throw new CommandError(`no webhook subscription with id ${subscriptionId}`);
+    if (subscription.is_active !== 1) throw new CommandError('the subscription is inactive; re-enable it before retrying');
     const count = await ctx.db.kysely.transaction().execute(async (trx) => {
       if (allDead) return retryAllDeadLetters(trx, subscription.id);
       const queued = await retryDeadLetter(trx, subscription.id, Number(logId)).catch((error) => {
         if (error instanceof RetryRefused) throw new CommandError(error.message);
         throw error;
       });
-      if (!queued) throw new CommandError(`The subscription has no log entry ${logId}.`);
+      if (!queued) throw new CommandError(`the subscription has no log entry ${logId}`);
       return 1;
     });
     if (ctx.db.dialect === 'postgres') await ctx.db.pool?.query('select pg_notify($1, $2)', [WAKE_CHANNEL, '']);

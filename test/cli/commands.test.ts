@@ -43,13 +43,13 @@ describe('svc CLI', () => {
     });
 
     it('an unknown command exits 2', async () => {
-      await refused(2, ['frobnicate'], /unknown command: frobnicate/);
-      await refused(2, ['user', 'delete', '--email', 'x@example.com'], /unknown command/);
+      await refused(2, ['frobnicate'], /^svc: unknown command "frobnicate"\nUsage: svc <command>/);
+      await refused(2, ['user', 'delete', '--email', 'x@example.com'], /^svc: unknown command "user delete"\nUsage: /);
     });
 
     it('unknown options and stray positional arguments exit 2 with the command\'s usage', async () => {
-      await refused(2, ['user', 'create', '--email', 'a@example.com', '--password', 'long enough pw', '--admin'], /Unknown option '--admin'[\s\S]*usage: svc user create/);
-      await refused(2, ['user', 'create', 'a@example.com'], /usage: svc user create/);
+      await refused(2, ['user', 'create', '--email', 'a@example.com', '--password', 'long enough pw', '--admin'], /^svc: unknown option '--admin'\nUsage: svc user create/);
+      await refused(2, ['user', 'create', 'a@example.com'], /^svc: unexpected argument 'a@example.com'\nUsage: svc user create/);
       await refused(2, ['token', 'list', '--email'], /--email/);
     });
 
@@ -120,8 +120,8 @@ describe('svc CLI', () => {
     });
 
     it('an unknown user exits 1; bad arguments exit 2', async () => {
-      await refused(1, ['user', 'deactivate', '--email', 'nobody@example.com'], /No user has the e-mail/);
-      await refused(1, ['user', 'activate', '--email', 'nobody@example.com'], /No user has the e-mail/);
+      await refused(1, ['user', 'deactivate', '--email', 'nobody@example.com'], /^svc: no user with e-mail nobody@example.com\n$/);
+      await refused(1, ['user', 'activate', '--email', 'nobody@example.com'], /^svc: no user with e-mail nobody@example.com\n$/);
       await refused(2, ['user', 'deactivate'], /--email is required/);
       await refused(2, ['user', 'activate', '--email', 'nope'], /not a valid e-mail/);
     });
@@ -158,7 +158,7 @@ describe('svc CLI', () => {
 
     it('team create failures exit 1 (taken slug, unknown owner) and bad arguments exit 2', async () => {
       await refused(1, ['team', 'create', '--name', 'Other', '--slug', 'zeta-corp', '--owner', owner.email], /already taken/);
-      await refused(1, ['team', 'create', '--name', 'Other', '--owner', 'nobody@example.com'], /No user has the e-mail/);
+      await refused(1, ['team', 'create', '--name', 'Other', '--owner', 'nobody@example.com'], /^svc: no user with e-mail nobody@example.com\n$/);
       await refused(2, ['team', 'create', '--owner', owner.email], /--name is required/);
       await refused(2, ['team', 'create', '--name', 'X'], /--owner is required/);
       await refused(2, ['team', 'create', '--name', 'X', '--slug', 'Bad Slug', '--owner', owner.email], /--slug/);
@@ -183,9 +183,9 @@ describe('svc CLI', () => {
 
     it('team add-member failures exit 1 and bad arguments exit 2', async () => {
       await refused(1, ['team', 'add-member', '--team', 'zeta-corp', '--email', other.email, '--role', 'member'], /already a member/);
-      await refused(1, ['team', 'add-member', '--team', 'no-such-team', '--email', other.email, '--role', 'member'], /No team/);
-      await refused(1, ['team', 'add-member', '--team', '00000000-0000-0000-0000-000000000000', '--email', other.email, '--role', 'member'], /No team/);
-      await refused(1, ['team', 'add-member', '--team', 'zeta-corp', '--email', 'nobody@example.com', '--role', 'member'], /No user/);
+      await refused(1, ['team', 'add-member', '--team', 'no-such-team', '--email', other.email, '--role', 'member'], /^svc: no team with id or slug "[^"]+"\n$/);
+      await refused(1, ['team', 'add-member', '--team', '00000000-0000-0000-0000-000000000000', '--email', other.email, '--role', 'member'], /^svc: no team with id or slug "[^"]+"\n$/);
+      await refused(1, ['team', 'add-member', '--team', 'zeta-corp', '--email', 'nobody@example.com', '--role', 'member'], /^svc: no user with e-mail nobody@example.com\n$/);
       await refused(2, ['team', 'add-member', '--team', 'zeta-corp', '--email', other.email, '--role', 'superuser'], /--role must be owner, admin or member/);
       await refused(2, ['team', 'add-member', '--team', 'zeta-corp', '--email', other.email], /--role is required/);
       await refused(2, ['team', 'add-member', '--email', other.email, '--role', 'member'], /--team is required/);
@@ -201,8 +201,8 @@ describe('svc CLI', () => {
       const on = await run('team', 'activate', '--team', zeta.id);
       assert.equal(on.code, 0, on.stderr);
       assert.equal(await active(), 1);
-      await refused(1, ['team', 'deactivate', '--team', 'nope'], /No team/);
-      await refused(1, ['team', 'activate', '--team', 'nope'], /No team/);
+      await refused(1, ['team', 'deactivate', '--team', 'nope'], /^svc: no team with id or slug "[^"]+"\n$/);
+      await refused(1, ['team', 'activate', '--team', 'nope'], /^svc: no team with id or slug "[^"]+"\n$/);
       await refused(2, ['team', 'deactivate'], /--team is required/);
       await refused(2, ['team', 'activate'], /--team is required/);
     });
@@ -265,8 +265,8 @@ describe('svc CLI', () => {
     });
 
     it('an unknown user exits 1', async () => {
-      await refused(1, ['token', 'create', '--email', 'nobody@example.com', '--name', 'x'], /No user has the e-mail/);
-      await refused(1, ['token', 'list', '--email', 'nobody@example.com'], /No user has the e-mail/);
+      await refused(1, ['token', 'create', '--email', 'nobody@example.com', '--name', 'x'], /^svc: no user with e-mail nobody@example.com\n$/);
+      await refused(1, ['token', 'list', '--email', 'nobody@example.com'], /^svc: no user with e-mail nobody@example.com\n$/);
     });
 
     it('token list --json prints an array of objects, id first, newest first, never the raw token or hash', async () => {
@@ -315,8 +315,8 @@ describe('svc CLI', () => {
       assert.equal((await t.inject({ url: '/api/v1/me/', headers: bearer(token) })).statusCode, 401);
       const listed = JSON.parse((await run('token', 'list', '--email', fresh.email, '--json')).stdout);
       assert.ok(listed[0].revoked_at);
-      await refused(1, ['token', 'revoke', '--id', String(id)], /No active token has the id/);
-      await refused(1, ['token', 'revoke', '--id', '999999'], /No active token has the id/);
+      await refused(1, ['token', 'revoke', '--id', String(id)], /^svc: no active token with id \d+\n$/);
+      await refused(1, ['token', 'revoke', '--id', '999999'], /^svc: no active token with id \d+\n$/);
       await refused(2, ['token', 'revoke', '--id', 'abc'], /--id must be a token id/);
       await refused(2, ['token', 'revoke', '--id', '-1'], /--id/);
       await refused(2, ['token', 'revoke'], /--id is required/);

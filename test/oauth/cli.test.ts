@@ -60,7 +60,7 @@ describe('svc oauth create-client', () => {
       [['--name', 'x', '--grant', 'device-code', '--confidential'], /--confidential is for authorization-code/],
       [['--name', 'x', '--grant', 'device-code', '--redirect-uri', 'https://a.example/cb'], /--redirect-uri is for authorization-code/],
       [['--name', 'x', '--grant', 'device-code', '--scopes', 'read:profile nuke:all'], /unknown scope: nuke:all/],
-      [['--name', 'x', '--grant', 'device-code', '--bogus'], /Unknown option/],
+      [['--name', 'x', '--grant', 'device-code', '--bogus'], /unknown option/],
     ];
     for (const [argv, message] of cases) {
       const result = await run(...argv);
