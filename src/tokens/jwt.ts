@@ -5,7 +5,9 @@
 // family; presenting a spent one again revokes the whole family (reuse detection).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { JWTPayload } from 'jose';
+import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../app-context.ts';
+import type { Database } from '../db/schema.ts';
 import type { BearerResolver, Principal } from '../http/auth.ts';
 import { toAuthUser } from '../accounts/users.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
@@ -44,11 +46,10 @@ async function signAccess(ctx: AppContext, userId: number, scope: string): Promi
     .sign(key);
 }
 
-/** A new access token and a refresh token of `familyId` (a new family when omitted). */
-export async function issueTokenPair(ctx: AppContext, userId: number, scopes: string[], familyId: string = randomUUID()): Promise<TokenPair> {
-  const scope = scopes.join(' ');
+/** Stores a new refresh token of `familyId` and returns it (raw: only its SHA-256 is kept). */
+async function storeRefreshToken(db: Kysely<Database> | Transaction<Database>, ctx: AppContext, userId: number, scope: string, familyId: string): Promise<string> {
   const refresh = `${REFRESH_PREFIX}${randomBytes(32).toString('base64url')}`;
-  await ctx.db.kysely
+  await db
     .insertInto('jwt_refresh_tokens')
     .values({
       token_hash: hashRefresh(refresh),
@@ -61,7 +62,22 @@ export async function issueTokenPair(ctx: AppContext, userId: number, scopes: st
       revoked_at: null,
     })
     .execute();
-  return { access: await signAccess(ctx, userId, scope), refresh, token_type: 'Bearer', expires_in: ctx.config.accounts.jwtAccessTtlSeconds, scope };
+  return refresh;
+}
+
+const tokenPair = (ctx: AppContext, access: string, refresh: string, scope: string): TokenPair => ({
+  access,
+  refresh,
+  token_type: 'Bearer',
+  expires_in: ctx.config.accounts.jwtAccessTtlSeconds,
+  scope,
+});
+
+/** A new access token and a refresh token of a new family. */
+export async function issueTokenPair(ctx: AppContext, userId: number, scopes: string[]): Promise<TokenPair> {
+  const scope = scopes.join(' ');
+  const access = await signAccess(ctx, userId, scope);
+  return tokenPair(ctx, access, await storeRefreshToken(ctx.db.kysely, ctx, userId, scope, randomUUID()), scope);
 }
 
 export class RefreshError extends Error {}
@@ -87,19 +103,27 @@ export async function refreshTokenPair(ctx: AppContext, refresh: string): Promis
   }
   if (Date.parse(row.expires_at) <= Date.now()) throw new RefreshError('This refresh token has expired.');
   if (row.is_active !== 1) throw new RefreshError('Invalid refresh token.');
-  // Compare-and-set: of two concurrent refreshes with the same token, one wins and the other is a reuse.
-  const spent = await db
-    .updateTable('jwt_refresh_tokens')
-    .set({ used_at: nowIso() })
-    .where('token_hash', '=', row.token_hash)
-    .where('used_at', 'is', null)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  if (Number(spent.numUpdatedRows) !== 1) {
+  // Signed before anything is written: signing may first have to store a signing key, and a
+  // failure there (the database busy) must not leave the presented token spent.
+  const access = await signAccess(ctx, row.user_id, row.scope);
+  // Spending the token and storing its successor are one transaction: a client never holds a spent
+  // token without the next one. Compare-and-set: of two concurrent refreshes with the same token,
+  // one wins and the other is a reuse.
+  const next = await db.transaction().execute(async (trx) => {
+    const spent = await trx
+      .updateTable('jwt_refresh_tokens')
+      .set({ used_at: nowIso() })
+      .where('token_hash', '=', row.token_hash)
+      .where('used_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return Number(spent.numUpdatedRows) === 1 ? storeRefreshToken(trx, ctx, row.user_id, row.scope, row.family_id) : null;
+  });
+  if (next === null) {
     await revokeFamily(ctx, row.family_id);
     throw new RefreshError('This refresh token was already used; every token of its family has been revoked.');
   }
-  return issueTokenPair(ctx, row.user_id, row.scope ? row.scope.split(' ') : [], row.family_id);
+  return tokenPair(ctx, access, next, row.scope);
 }
 
 async function revokeFamily(ctx: AppContext, familyId: string): Promise<void> {

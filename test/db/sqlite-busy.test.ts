@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, it } from 'node:test';
-import { bearer, startApp, type TestApp } from '../helpers/app.ts';
+import { TEST_PASSWORD, bearer, startApp, type TestApp } from '../helpers/app.ts';
 import { svc } from '../cli/cli-helpers.ts';
 
 const sqliteOnly = process.env.TEST_DATABASE_URL ? 'SQLite only (PostgreSQL has no database-wide write lock)' : false;
@@ -18,6 +18,7 @@ describe('SQLite: the write lock held by another process for longer than the bus
   let token: string;
   let team: { id: string };
   let holder: DatabaseSync;
+  let refresh: string;
   const env = { SERVICE_SQLITE_BUSY_TIMEOUT_MS: '100', SERVICE_WEBHOOKS_ENABLED: 'true', SERVICE_WEBHOOKS_ALLOWED_CIDRS: '127.0.0.1/32' };
 
   before(async () => {
@@ -28,6 +29,9 @@ describe('SQLite: the write lock held by another process for longer than the bus
     // A member, so that a profile change emits an event (an outbox row that must not appear either).
     await t.member(team.id, (await t.user()).id, 'member');
     url = await t.listen();
+    const issued = await fetch(`${url}/api/auth/token/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: owner.email, password: TEST_PASSWORD }) });
+    assert.equal(issued.status, 200);
+    refresh = (await issued.json()).refresh;
     holder = new DatabaseSync(t.env.DATABASE_URL.slice('sqlite:'.length));
   });
   after(async () => {
@@ -49,9 +53,15 @@ describe('SQLite: the write lock held by another process for longer than the bus
     { method: 'PATCH', path: '/api/v1/me/', body: { first_name: 'After' }, ok: 200 },
     { method: 'POST', path: '/api/v1/teams/', body: { name: 'Blocked team' }, ok: 201 },
     { method: 'POST', path: `/api/v1/teams/${team.id}/webhooks/`, body: { url: 'https://127.0.0.1:9/hook', events: ['*'] }, ok: 201 },
+    // Refused, the refresh token is not spent: it still works once the lock is free.
+    { method: 'POST', path: '/api/auth/token/refresh/', body: { refresh }, ok: 200 },
   ];
   const send = (write: ReturnType<typeof writes>[number]) =>
-    fetch(`${url}${write.path}`, { method: write.method, headers: { ...bearer(token), 'content-type': 'application/json' }, body: JSON.stringify(write.body) });
+    fetch(`${url}${write.path}`, {
+      method: write.method,
+      headers: { ...(write.path.startsWith('/api/v1/') ? bearer(token) : {}), 'content-type': 'application/json' },
+      body: JSON.stringify(write.body),
+    });
 
   async function state() {
     const db = t.ctx.db.kysely;
@@ -60,6 +70,7 @@ describe('SQLite: the write lock held by another process for longer than the bus
       firstName: (await db.selectFrom('users').select('first_name').where('id', '=', owner.id).executeTakeFirstOrThrow()).first_name,
       subscriptions: (await db.selectFrom('webhook_subscriptions').select('id').execute()).length,
       events: (await db.selectFrom('events').select('id').execute()).length,
+      refreshTokens: await db.selectFrom('jwt_refresh_tokens').select(['token_hash', 'used_at']).orderBy('token_hash').execute(),
     };
   }
 
@@ -86,6 +97,7 @@ describe('SQLite: the write lock held by another process for longer than the bus
     for (const write of writes()) assert.equal((await send(write)).status, write.ok, `${write.method} ${write.path} once the lock is free`);
     const afterwards = await state();
     assert.deepEqual([afterwards.teams.includes('Blocked team'), afterwards.firstName, afterwards.subscriptions], [true, 'After', before.subscriptions + 1]);
+    assert.equal(afterwards.refreshTokens.length, 2, 'the refresh spent the token once and stored its successor');
     assert.equal(afterwards.events, before.events + 1, 'the profile change emitted its event once');
   });
 
