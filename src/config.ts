@@ -24,7 +24,7 @@ export interface Config {
   baseUrl: string;
   dataDir: string;
   databaseUrl: string;
-  /** How long a SQLite statement waits for a lock held by another process (SERVICE_SQLITE_BUSY_TIMEOUT_MS). */
+  /** How long a SQLite write waits for the write lock while no other process commits (SERVICE_SQLITE_BUSY_TIMEOUT_MS). */
   sqliteBusyTimeoutMs: number;
   /** null until resolved by ensureSecrets() in development/test; always set in production. */
   secretKey: string | null;
@@ -182,7 +182,7 @@ export function loadConfig(env: Env = process.env): Config {
     baseUrl: readBaseUrl(env, port),
     dataDir,
     databaseUrl: readDatabaseUrl(env, dataDir),
-    // At most a minute: the wait holds the process's event loop (node:sqlite is synchronous).
+    // At most a minute: a request may wait up to six times this while other processes commit.
     sqliteBusyTimeoutMs: readInt(env, 'SERVICE_SQLITE_BUSY_TIMEOUT_MS', 5000, 1, 60_000),
     secretKey: readSecretKey(env, nodeEnv),
     logLevel: readLogLevel(env, nodeEnv),

@@ -4,10 +4,10 @@
 const SQLITE_BUSY = 5;
 
 /**
- * Whether an error is SQLITE_BUSY (or one of its extended codes): another connection held a lock
- * for longer than busy_timeout (SERVICE_SQLITE_BUSY_TIMEOUT_MS). The statement that failed wrote
- * nothing, and a transaction refused at its BEGIN IMMEDIATE wrote nothing at all (db/sqlite-dialect.ts),
- * so trying again is safe. Only SQLite reports it: PostgreSQL waits for row locks without a limit here.
+ * Whether an error is SQLITE_BUSY (or one of its extended codes): the wait for a lock another
+ * connection holds ran out (SERVICE_SQLITE_BUSY_TIMEOUT_MS, db/sqlite-dialect.ts). The statement that
+ * failed wrote nothing, and a transaction refused at its BEGIN IMMEDIATE wrote nothing at all, so
+ * trying again is safe. Only SQLite reports it: PostgreSQL waits for row locks without a limit here.
  */
 export function isDatabaseBusy(error: unknown): boolean {
   const { code, errcode } = (error ?? {}) as { code?: unknown; errcode?: unknown };

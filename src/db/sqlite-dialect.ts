@@ -1,27 +1,24 @@
 // Kysely's SQLite dialect, changed so that several processes (`svc serve`, `svc worker`, CLI
 // commands) can write to one database file and wait for each other instead of failing.
 //
-// 1. Every transaction begins with BEGIN IMMEDIATE, taking the write lock at once. Kysely's driver
-//    begins with a plain (deferred) BEGIN: the transaction starts as a reader and asks for the write
-//    lock at its first write. If another process wrote in between, or holds the lock at that moment,
-//    SQLite answers SQLITE_BUSY at once, without waiting: a reader that waited for a writer could
-//    deadlock with it, and its snapshot is stale anyway (SQLITE_BUSY_SNAPSHOT). So twelve
-//    `svc team create` run together failed with "database is locked" after 0 ms of waiting.
-//    BEGIN IMMEDIATE asks for the lock before reading anything, where waiting is safe, and once a
-//    transaction has it no statement of it can be refused. Single statements outside a transaction
-//    take their snapshot and the lock together, and wait the same way.
-// 2. A statement refused with SQLITE_BUSY waits (LockWaitingConnection below) for as long as other
-//    connections keep committing, and fails only when one holder has kept the lock for
-//    SERVICE_SQLITE_BUSY_TIMEOUT_MS. A fixed budget (SQLite's busy_timeout alone) failed under a
-//    burst: 50 CLI processes starting at once on two cores each got so little CPU that every one
-//    held the lock for 0.1-1.5 s, and the last in line waited more than 5 s behind the others,
-//    though every holder was making progress. SQLite itself waits in short steps (LOCK_POLL_MS);
-//    between steps the event loop runs.
-// 3. Migrations run in one transaction (the adapter says SQLite has transactional DDL, which it
-//    has). Kysely's SQLite adapter says it has not, and then runs each migration on its own with no
-//    lock at all ("one connection per database" holds within a process only): two processes starting
-//    on a fresh file both applied the same migration, and one failed. In one IMMEDIATE transaction
-//    the migrator's read of what is applied and the migrations it then applies are one step.
+// 1. Every transaction begins with BEGIN IMMEDIATE, taking the write lock before it reads anything.
+//    A plain (deferred) BEGIN, Kysely's, asks for the lock only at the transaction's first write, and
+//    there SQLite refuses at once, without waiting, whenever another connection holds the lock or has
+//    committed since the transaction's first read: waiting could deadlock with that writer, and the
+//    snapshot is stale anyway (SQLITE_BUSY_SNAPSHOT). Processes writing together would lose writes.
+//    Once a transaction has the lock no statement of it can be refused. Single statements outside a
+//    transaction take their snapshot and the lock together, and wait the same way.
+// 2. A statement refused with SQLITE_BUSY waits (LockWaitingConnection) as long as other connections
+//    keep committing, and fails only when SERVICE_SQLITE_BUSY_TIMEOUT_MS pass without a commit from
+//    anyone (one holder keeping the lock), or six times that in all. A fixed budget would fail a
+//    writer that is only far back in a queue: when many processes start at once on a small machine,
+//    each holder gets little CPU and keeps the lock much longer than its transaction's CPU time.
+//    SQLite waits in short steps (busy_timeout = LOCK_POLL_MS); between them the event loop runs.
+// 3. Migrations run in one transaction (the adapter says SQLite has transactional DDL, which it has).
+//    Kysely's SQLite adapter says it has not, and then runs each migration on its own with no lock
+//    across processes: processes starting together on a fresh file would apply a migration twice and
+//    fail. In one IMMEDIATE transaction, the migrator's read of what is applied and the migrations it
+//    then applies are one step.
 import {
   CompiledQuery,
   SqliteAdapter,
