@@ -101,7 +101,7 @@ describe('svc suppression', () => {
     assert.deepEqual(JSON.parse(json.out).map((r: { email: string }) => r.email), ['new@example.com', 'mid@example.com', 'old@example.com']);
     const one = await cli('suppression', 'list', '--email', 'Mid <MID@example.com>');
     assert.equal(one.code, 0);
-    assert.match(one.out, /^EMAIL\s+REASON/);
+    assert.match(one.out, /^ID\s+EMAIL\s+REASON/);
     assert.match(one.out, /mid@example\.com\s+bounce/);
     assert.doesNotMatch(one.out, /new@example\.com/);
   });
