@@ -76,8 +76,8 @@ describe('SQLite: serve, worker, 50 CLI processes and 200 API writes on one data
 
     server = await spawnSvc(['serve'], env);
     worker = await spawnSvc(['worker'], env);
-    [, url] = await server.waitForLine(/svc listening on (http:\/\/[\d.]+:\d+) /, 60_000);
-    await worker.waitForLine(/svc worker running/, 60_000);
+    [, url] = await server.waitForLine(/svc listening on (http:\/\/[\d.]+:\d+) /, 120_000);
+    await worker.waitForLine(/svc worker running/, 120_000);
     const hub = await post(`/api/v1/teams/${hubTeamId}/webhooks/`, ownerToken, { url: receiver.url, events: ['*'] });
     assert.equal(hub.status, 201);
   });
