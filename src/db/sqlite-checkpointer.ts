@@ -50,8 +50,9 @@ let passive = null;
 let restart = null;
 const timer = setInterval(() => {
   try {
-    // Prepared here, not at start: preparing reads the schema, which another process may have
-    // locked for a moment (a migration); then this tries again next time instead of ending.
+    // Prepared here, not at start: preparing reads the schema, and a reader can be refused for a
+    // moment (another connection switching the file to WAL or recovering it); then this tries again
+    // next time instead of ending.
     passive ??= db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
     restart ??= db.prepare('PRAGMA wal_checkpoint(RESTART)');
     // Each answers { busy, log: frames in the WAL, checkpointed }. Busy (another checkpoint

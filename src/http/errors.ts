@@ -74,7 +74,8 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
     return sendProblem(reply, status, detail);
   }
   // SQLite: another process held the write lock for longer than SERVICE_SQLITE_BUSY_TIMEOUT_MS.
-  // Nothing of the request's change was written (its transaction never began), so a retry is safe.
+  // Nothing of the request's change was written (its transaction never began, or its one statement
+  // was refused), so a retry is safe.
   if (isDatabaseBusy(error)) {
     request.log.warn({ err: error }, 'database busy');
     return sendProblem(reply, 503, 'The database is busy; try again shortly.', { headers: { 'Retry-After': '1' } });
