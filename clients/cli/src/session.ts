@@ -4,7 +4,7 @@
 // the refresh token (rotated: the new pair replaces the old one in the file); when that fails, the
 // command ends with exit 4 and says to log in again.
 import { createClient, type SvcClient } from 'svc-client';
-import { AuthRequired } from './failures.ts';
+import { AuthRequired, UsageError } from './failures.ts';
 import { readHosts, withLock, writeHosts, type Profile } from './hosts.ts';
 import type { Io } from './io.ts';
 import { OAuthError, refreshTokens } from './oauth.ts';
@@ -24,7 +24,7 @@ export interface Session {
 
 export function normaliseServer(url: string): string {
   const parsed = URL.parse(url);
-  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) throw new AuthRequired(`"${url}" is not an http(s) URL`);
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) throw new UsageError(`the server must be an http(s) URL, not "${url}"`);
   return parsed.origin;
 }
 

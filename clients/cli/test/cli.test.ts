@@ -163,12 +163,15 @@ describe('svc-cli', () => {
     const patched = await cli(['api', 'PATCH', '/api/v1/me/', '-f', 'display_name=Captain'], env());
     assert.equal(patched.code, 0, patched.stderr);
     assert.equal(JSON.parse(patched.stdout).display_name, 'Captain');
-    for (let i = 0; i < 51; i++) await t.member(team.id, (await t.user()).id, 'member');
-    const all = await cli(['api', 'GET', `/api/v1/teams/${team.id}/members/`, '--paginate'], env());
+    // Two pages of teams, of another user (whose PAT is given by SVC_TOKEN).
+    const busy = await t.user();
+    for (let i = 0; i < 52; i++) await t.team(busy.id, `Busy ${i}`);
+    const busyEnv = { ...env(), SVC_TOKEN: await t.token(busy.id, []) };
+    const all = await cli(['api', 'GET', '/api/v1/teams/', '--paginate'], busyEnv);
     assert.equal(all.code, 0, all.stderr);
     assert.equal(JSON.parse(all.stdout).length, 52, 'two pages in one array');
-    const firstPage = JSON.parse((await cli(['api', 'GET', `/api/v1/teams/${team.id}/members/`, '-f', 'page=2'], env())).stdout);
-    assert.equal(firstPage.results.length, 2);
+    const secondPage = JSON.parse((await cli(['api', 'GET', '/api/v1/teams/', '-f', 'page=2'], busyEnv)).stdout);
+    assert.equal(secondPage.results.length, 2);
   });
 
   it('SVC_TOKEN overrides the stored credentials (and SVC_URL the server)', async () => {

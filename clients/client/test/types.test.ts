@@ -30,7 +30,8 @@ async function compile(file: string): Promise<string[]> {
   }
 }
 
-describe('svc-client types', () => {
+// Packaging and types do not depend on the database: run once, on the SQLite pass of the suite.
+describe('svc-client types', { skip: process.env.TEST_DATABASE_URL ? 'runs on the SQLite pass only' : false }, () => {
   after(() => fs.rmSync(WORK, { recursive: true, force: true }));
 
   it('the type test compiles, and each @ts-expect-error line is an error without its directive', async () => {
