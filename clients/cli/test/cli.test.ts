@@ -54,7 +54,9 @@ describe('svc-cli', () => {
       await page.fill('#user_code', userCode);
       await Promise.all([page.waitForLoadState('load'), page.click('#continue')]);
       assert.equal(await page.locator('.client-name').textContent(), 'svc-cli');
-      await Promise.all([page.waitForLoadState('load'), page.click(`#${choice}`)]);
+      await page.click(`#${choice}`);
+      // The answer page, before the browser goes away (a closed page could cancel the form's POST).
+      await page.locator('main', { hasText: choice === 'approve' ? /svc-cli is connected/ : /not connected/ }).waitFor();
     } finally {
       await context.close();
     }
