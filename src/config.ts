@@ -44,6 +44,7 @@ export interface Config {
   webhooksEnabled: boolean;
   /** RFC 7591 dynamic client registration at POST /o/register/ (DCR_ENABLED). */
   dcrEnabled: boolean;
+  oauth: OAuthSettings;
   accounts: AccountSettings;
   webhooks: WebhookSettings;
   /** Lifetime of a team invitation's accept link (SERVICE_INVITATION_TTL_SECONDS). */
@@ -199,6 +200,7 @@ export function loadConfig(env: Env = process.env): Config {
     idempotencyTtlHours: readInt(env, 'SERVICE_IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365),
     webhooksEnabled: readBool(env, 'SERVICE_WEBHOOKS_ENABLED', false),
     dcrEnabled: readBool(env, 'DCR_ENABLED', !production),
+    oauth: readOAuthSettings(env),
     accounts: readAccountSettings(env),
     webhooks: readWebhookSettings(env),
     invitationTtlSeconds: readInt(env, 'SERVICE_INVITATION_TTL_SECONDS', 7 * 24 * 3600, 1, 90 * 24 * 3600),
@@ -262,6 +264,25 @@ function readTrustAnchorsFile(env: Env): string | null {
   const file = path.resolve(value);
   if (!fs.existsSync(file)) throw new ConfigError(`SERVICE_MAILPROVIDER_TRUST_ANCHORS_FILE: no file at ${file}`);
   return file;
+}
+
+/** Token lifetimes of the OAuth 2.0 server and its first-party CLI client (docs/oauth.md). */
+export interface OAuthSettings {
+  accessTokenTtlSeconds: number;
+  /** From the refresh token's issue; every use rotates it (a new one with a fresh lifetime). */
+  refreshTokenTtlSeconds: number;
+  /** The built-in public device client `svc-cli` (docs/cli.md). */
+  cliClientEnabled: boolean;
+}
+
+function readOAuthSettings(env: Env): OAuthSettings {
+  const accessTokenTtlSeconds = readInt(env, 'SERVICE_OAUTH_ACCESS_TTL_SECONDS', 3600, 1, 86400);
+  const refreshTokenTtlSeconds = readInt(env, 'SERVICE_OAUTH_REFRESH_TTL_SECONDS', 30 * 86400, 60, 365 * 86400);
+  // A refresh token that dies before its access token could never be used.
+  if (refreshTokenTtlSeconds <= accessTokenTtlSeconds) {
+    throw new ConfigError(`SERVICE_OAUTH_REFRESH_TTL_SECONDS (${refreshTokenTtlSeconds}) must exceed SERVICE_OAUTH_ACCESS_TTL_SECONDS (${accessTokenTtlSeconds})`);
+  }
+  return { accessTokenTtlSeconds, refreshTokenTtlSeconds, cliClientEnabled: readBool(env, 'SERVICE_OAUTH_CLI_CLIENT_ENABLED', true) };
 }
 
 /** Webhook delivery settings (docs/webhooks.md). */

@@ -91,6 +91,10 @@ describe('loadConfig', () => {
     ['SERVICE_THROTTLE_AUTH', '10/fortnight'],
     ['SERVICE_IDEMPOTENCY_TTL_HOURS', '0'],
     ['SERVICE_WEBHOOKS_ENABLED', 'sometimes'],
+    ['SERVICE_OAUTH_ACCESS_TTL_SECONDS', '0'],
+    ['SERVICE_OAUTH_ACCESS_TTL_SECONDS', 'an hour'],
+    ['SERVICE_OAUTH_REFRESH_TTL_SECONDS', '59'],
+    ['SERVICE_OAUTH_CLI_CLIENT_ENABLED', 'perhaps'],
   ];
   for (const [name, value] of invalid) {
     it(`${name}=${JSON.stringify(value)} is refused with a message naming ${name}`, () => {
@@ -100,6 +104,16 @@ describe('loadConfig', () => {
       );
     });
   }
+
+  it('OAuth token lifetimes and the CLI client: defaults, and a refresh token must outlive its access token', () => {
+    assert.deepEqual(loadConfig({}).oauth, { accessTokenTtlSeconds: 3600, refreshTokenTtlSeconds: 30 * 86400, cliClientEnabled: true });
+    const short = loadConfig({ SERVICE_OAUTH_ACCESS_TTL_SECONDS: '2', SERVICE_OAUTH_REFRESH_TTL_SECONDS: '600', SERVICE_OAUTH_CLI_CLIENT_ENABLED: 'false' }).oauth;
+    assert.deepEqual(short, { accessTokenTtlSeconds: 2, refreshTokenTtlSeconds: 600, cliClientEnabled: false });
+    assert.throws(
+      () => loadConfig({ SERVICE_OAUTH_ACCESS_TTL_SECONDS: '7200', SERVICE_OAUTH_REFRESH_TTL_SECONDS: '3600' }),
+      (error: Error) => error instanceof ConfigError && /SERVICE_OAUTH_REFRESH_TTL_SECONDS \(3600\) must exceed SERVICE_OAUTH_ACCESS_TTL_SECONDS/.test(error.message),
+    );
+  });
 
   it('an invalid DATABASE_URL message does not echo its password', () => {
     assert.throws(() => loadConfig({ DATABASE_URL: 'mysql://root:hunter2@db/svc' }), (error: Error) => !error.message.includes('hunter2'));

@@ -65,7 +65,7 @@ export function registerMeRoutes(app: TypedApp, ctx: AppContext) {
     {
       config: { scopes: ['read:profile'] },
       schema: {
-        operationId: 'getMe',
+        operationId: 'get_me',
         summary: 'The authenticated user\'s profile',
         tags: ['profile'],
         response: { 200: Type.Ref('Profile'), ...authErrors },
@@ -83,7 +83,7 @@ export function registerMeRoutes(app: TypedApp, ctx: AppContext) {
       config: { scopes: ['write:profile'] },
       preValidation: refuseReadOnlyFields,
       schema: {
-        operationId: 'updateMe',
+        operationId: 'update_me',
         summary: "Update the authenticated user's names",
         description:
           'Only the fields sent change. A real change emits `user.profile.updated` to every active team of the ' +

@@ -45,7 +45,7 @@ export function registerSuppressionAdminRoutes(app: TypedApp, ctx: AppContext) {
     {
       config: { scopes: ['admin'] },
       schema: {
-        operationId: 'listSuppressions',
+        operationId: 'list_suppressions',
         summary: 'Active suppressed addresses, newest first (staff only)',
         tags: ['admin'],
         querystring: Type.Intersect([CursorQuery, Type.Object({ email: Type.Optional(Type.String({ description: 'Only this address' })) })]),
@@ -67,7 +67,7 @@ export function registerSuppressionAdminRoutes(app: TypedApp, ctx: AppContext) {
     {
       config: { scopes: ['admin'] },
       schema: {
-        operationId: 'releaseSuppression',
+        operationId: 'release_suppression',
         summary: 'Release a suppressed address so mail to it is sent again (staff only)',
         description: 'Optional JSON body `{"reason": "…"}`, recorded with the releasing user and the time.',
         tags: ['admin'],

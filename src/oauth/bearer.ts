@@ -1,6 +1,7 @@
 // OAuth access tokens as API bearer credentials: the opaque token is looked up through the provider
 // (AccessToken.find: one indexed read, expiry and format checked by the library), then its user,
-// which must still be active. The principal carries exactly the token's scopes.
+// which must still be active. The principal carries exactly the token's scopes. Tokens of a client
+// the operator turned off (the built-in CLI client, first-party.ts) stop working at once.
 import type { Kysely } from 'kysely';
 import type Provider from 'oidc-provider';
 import { toAuthUser } from '../accounts/users.ts';
@@ -15,11 +16,13 @@ export class OAuthBearerResolver implements BearerResolver {
   readonly #provider: () => Promise<Provider>;
   readonly #db: Kysely<Database>;
   readonly #resource: string;
+  readonly #refusedClients: ReadonlySet<string>;
 
-  constructor(provider: () => Promise<Provider>, db: Kysely<Database>, resource: string) {
+  constructor(provider: () => Promise<Provider>, db: Kysely<Database>, resource: string, refusedClients: ReadonlySet<string> = new Set()) {
     this.#provider = provider;
     this.#db = db;
     this.#resource = resource;
+    this.#refusedClients = refusedClients;
   }
 
   matches(token: string): boolean {
@@ -30,6 +33,7 @@ export class OAuthBearerResolver implements BearerResolver {
     const provider = await this.#provider();
     const accessToken = await provider.AccessToken.find(token);
     if (!accessToken || accessToken.isExpired || !accessToken.accountId) return null;
+    if (accessToken.clientId && this.#refusedClients.has(accessToken.clientId)) return null;
     // Issued for this API (RFC 8707 audience), not for some other resource.
     const audience = accessToken.aud;
     if (audience !== undefined && audience !== this.#resource && !(Array.isArray(audience) && audience.includes(this.#resource))) return null;

@@ -1,9 +1,7 @@
 // Fixed facts of the authorization server shared by its modules (no imports, so no cycles).
 import type { IncomingMessage } from 'node:http';
 
-export const ACCESS_TOKEN_TTL = 3600;
 export const AUTHORIZATION_CODE_TTL = 60;
-export const REFRESH_TOKEN_TTL = 30 * 86400;
 export const DEVICE_CODE_TTL = 600;
 export const GRANT_TTL = 365 * 86400;
 export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';

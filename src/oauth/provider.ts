@@ -8,9 +8,10 @@ import { timingSafeEqual } from 'node:crypto';
 import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { AppContext } from '../app-context.ts';
 import { kyselyAdapterFor } from './adapter.ts';
-import { ACCESS_TOKEN_TTL, AUTHORIZATION_CODE_TTL, DEVICE_CODE_TTL, DEVICE_POLL_INTERVAL, GRANT_TTL, OAUTH_ROUTES, REFRESH_TOKEN_TTL, appUserOf, interactionPath } from './constants.ts';
+import { AUTHORIZATION_CODE_TTL, DEVICE_CODE_TTL, DEVICE_POLL_INTERVAL, GRANT_TTL, OAUTH_ROUTES, appUserOf, interactionPath } from './constants.ts';
 import { loadExistingGrant } from './consents.ts';
 import { devicePages } from './device-pages.ts';
+import { firstPartyClients } from './first-party.ts';
 import { cookieKeys, hashClientSecret, signingJwks } from './keys.ts';
 import { splitScope, unknownScopes } from './scope-policy.ts';
 
@@ -26,6 +27,7 @@ export function createOAuthServer(ctx: AppContext): OAuthServer {
   const secretKey = config.secretKey!;
   const resource = config.baseUrl;
   const resourceIdentifiers = new Set([resource, `${resource}/`]);
+  const { accessTokenTtlSeconds, refreshTokenTtlSeconds } = config.oauth;
 
   // The login prompt also asks when the browser's app session is not the user the provider's own
   // session remembers (logged out, or another user logged in since): the app session is the truth.
@@ -43,7 +45,7 @@ export function createOAuthServer(ctx: AppContext): OAuthServer {
   const pages = devicePages(ctx);
   const configuration: Configuration = {
     adapter: kyselyAdapterFor(db),
-    clients: [],
+    clients: firstPartyClients(config, registry) as Configuration['clients'],
     jwks: signingJwks(secretKey),
     cookies: {
       keys: cookieKeys(secretKey),
@@ -113,14 +115,14 @@ export function createOAuthServer(ctx: AppContext): OAuthServer {
           // one place the library lets this service judge the requested scopes, with errors that
           // go back to the client the OAuth way.
           checkRequestedScopes(koa, client);
-          return { scope: registry.names().join(' '), audience: resource, accessTokenTTL: ACCESS_TOKEN_TTL, accessTokenFormat: 'opaque' };
+          return { scope: registry.names().join(' '), audience: resource, accessTokenTTL: accessTokenTtlSeconds, accessTokenFormat: 'opaque' };
         },
       },
     },
     ttl: {
-      AccessToken: ACCESS_TOKEN_TTL,
+      AccessToken: accessTokenTtlSeconds,
       AuthorizationCode: AUTHORIZATION_CODE_TTL,
-      RefreshToken: REFRESH_TOKEN_TTL,
+      RefreshToken: refreshTokenTtlSeconds,
       DeviceCode: DEVICE_CODE_TTL,
       Grant: GRANT_TTL,
       Interaction: 3600,

@@ -4,6 +4,7 @@
 import type { AppContext, TypedApp } from '../app-context.ts';
 import { sessionUser } from '../accounts/session-auth.ts';
 import { OAuthBearerResolver } from './bearer.ts';
+import { refusedClientIds } from './first-party.ts';
 import { stashPage } from './html.ts';
 import { registerInteractionPages } from './interactions.ts';
 import { installOAuthMount } from './mount.ts';
@@ -39,7 +40,7 @@ export async function registerOAuth(app: TypedApp, ctx: AppContext): Promise<Laz
       return building;
     },
   };
-  ctx.authenticator.addBearer(new OAuthBearerResolver(async () => (await server.get()).provider, ctx.db.kysely, server.resource));
+  ctx.authenticator.addBearer(new OAuthBearerResolver(async () => (await server.get()).provider, ctx.db.kysely, server.resource, refusedClientIds(ctx.config)));
   installOAuthMount(app, ctx, server, async (request) => {
     stashPage(request);
     return (await sessionUser(ctx, request))?.id ?? null;

@@ -18,7 +18,7 @@ export function registerProductRoutes(app: TypedApp, { db, config }: AppContext)
     {
       config: { scopes: ['read:products'] },
       schema: {
-        operationId: 'listProducts',
+        operationId: 'list_products',
         summary: 'Demo products, ordered by id',
         tags: ['products'],
         querystring: PageQuery,

@@ -63,7 +63,7 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
       config: { scopes: ['write:teams'], idempotent: true },
       preValidation: refuseOwnerRole,
       schema: {
-        operationId: 'createTeamInvitation',
+        operationId: 'create_invitation',
         summary: 'Invite an e-mail address to the team (owners: admin or member; admins: member). Sends the e-mail',
         description:
           'Replaces a pending invitation for the same address (its link stops working). Supports the ' +
@@ -107,7 +107,7 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
     {
       config: { scopes: ['read:teams', 'write:teams'] },
       schema: {
-        operationId: 'listTeamInvitations',
+        operationId: 'list_invitations',
         summary: "The team's open invitations (pending or expired), newest first (owner or admin)",
         tags: ['invitations'],
         params: InvitationsParams,
@@ -128,7 +128,7 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
     {
       config: { scopes: ['write:teams'] },
       schema: {
-        operationId: 'revokeTeamInvitation',
+        operationId: 'revoke_invitation',
         summary: 'Revoke a pending invitation; its link stops working (owner or admin). 204 on success',
         tags: ['invitations'],
         params: InvitationParams,
@@ -152,7 +152,7 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
     {
       config: { scopes: ['write:teams'] },
       schema: {
-        operationId: 'acceptTeamInvitation',
+        operationId: 'accept_invitation',
         summary: "Accept an invitation with the token from its link; the caller's verified e-mail must be the invited address",
         tags: ['invitations'],
         body: AcceptInvitationBody,

@@ -17,7 +17,7 @@ export function registerMemberRoutes(app: TypedApp, { db }: AppContext) {
     {
       config: { scopes: ['write:teams'] },
       schema: {
-        operationId: 'changeTeamMemberRole',
+        operationId: 'set_member_role',
         summary: "Change a member's role (owners: anyone; admins: members only, and only to member)",
         tags: ['teams'],
         params: MemberParams,
@@ -38,7 +38,7 @@ export function registerMemberRoutes(app: TypedApp, { db }: AppContext) {
     {
       config: { scopes: ['write:teams'] },
       schema: {
-        operationId: 'removeTeamMember',
+        operationId: 'remove_member',
         summary: 'Remove a member (owners: anyone; admins: members; anyone: themself). 204 on success',
         tags: ['teams'],
         params: MemberParams,

@@ -44,7 +44,7 @@ function registerTeamReadRoutes(app: TypedApp, { db, config }: AppContext) {
     {
       config: { scopes: ['read:teams'] },
       schema: {
-        operationId: 'listTeams',
+        operationId: 'list_teams',
         summary: 'Teams the caller belongs to (active teams only), ordered by name',
         tags: ['teams'],
         querystring: PageQuery,
@@ -63,7 +63,7 @@ function registerTeamReadRoutes(app: TypedApp, { db, config }: AppContext) {
     {
       config: { scopes: ['read:teams'] },
       schema: {
-        operationId: 'getTeam',
+        operationId: 'get_team',
         summary: 'One team the caller belongs to',
         tags: ['teams'],
         params: TeamParams,
@@ -82,7 +82,7 @@ function registerTeamReadRoutes(app: TypedApp, { db, config }: AppContext) {
     {
       config: { scopes: ['read:teams'] },
       schema: {
-        operationId: 'listTeamMembers',
+        operationId: 'list_members',
         summary: 'Members of a team the caller belongs to, ordered by joining time',
         tags: ['teams'],
         params: TeamParams,
@@ -106,7 +106,7 @@ function registerTeamWriteRoutes(app: TypedApp, { db, config }: AppContext) {
     {
       config: { scopes: ['write:teams'] },
       schema: {
-        operationId: 'createTeam',
+        operationId: 'create_team',
         summary: 'Create a team; the caller becomes its owner',
         tags: ['teams'],
         body: CreateTeamBody,
@@ -131,7 +131,7 @@ function registerTeamWriteRoutes(app: TypedApp, { db, config }: AppContext) {
     {
       config: { scopes: ['write:teams'] },
       schema: {
-        operationId: 'updateTeam',
+        operationId: 'update_team',
         summary: "Rename a team or change its slug (owner or admin)",
         tags: ['teams'],
         params: TeamParams,

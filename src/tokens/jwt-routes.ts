@@ -55,7 +55,7 @@ export function registerJwtRoutes(app: FastifyInstance, ctx: AppContext) {
     {
       config: { throttle: 'auth' },
       schema: {
-        operationId: 'issueJwt',
+        operationId: 'issue_jwt',
         summary: 'Exchange e-mail and password (and TOTP code) for a JWT access token and a refresh token',
         tags: ['auth'],
         consumes: ['application/json', 'application/x-www-form-urlencoded'],
@@ -111,7 +111,7 @@ export function registerJwtRoutes(app: FastifyInstance, ctx: AppContext) {
     {
       config: { throttle: 'auth' },
       schema: {
-        operationId: 'refreshJwt',
+        operationId: 'refresh_jwt',
         summary: 'Spend a refresh token for a new pair (a reused refresh token revokes its family)',
         tags: ['auth'],
         consumes: ['application/json', 'application/x-www-form-urlencoded'],
@@ -136,7 +136,7 @@ export function registerJwtRoutes(app: FastifyInstance, ctx: AppContext) {
     {
       config: { throttle: 'auth' },
       schema: {
-        operationId: 'revokeJwt',
+        operationId: 'revoke_jwt',
         summary: 'Revoke a refresh token and its family (204 also for an unknown token, as RFC 7009)',
         tags: ['auth'],
         consumes: ['application/json', 'application/x-www-form-urlencoded'],

@@ -156,7 +156,7 @@ export function registerWebhookRoutes(app: TypedApp, ctx: AppContext) {
     {
       config: { scopes: WRITE },
       schema: {
-        operationId: 'createWebhook',
+        operationId: 'create_webhook',
         summary: 'Create a subscription; the response carries the signing secret, shown only here',
         tags: TAGS,
         params: TeamParams,
@@ -177,7 +177,7 @@ export function registerWebhookRoutes(app: TypedApp, ctx: AppContext) {
     {
       config: { scopes: READ },
       schema: {
-        operationId: 'listWebhooks',
+        operationId: 'list_webhooks',
         summary: "The team's subscriptions, oldest first",
         tags: TAGS,
         params: TeamParams,
@@ -198,7 +198,7 @@ export function registerWebhookRoutes(app: TypedApp, ctx: AppContext) {
     {
       config: { scopes: READ },
       schema: {
-        operationId: 'getWebhook',
+        operationId: 'get_webhook',
         summary: 'One subscription',
         tags: TAGS,
         params: SubscriptionParams,
@@ -213,7 +213,7 @@ export function registerWebhookRoutes(app: TypedApp, ctx: AppContext) {
     {
       config: { scopes: WRITE },
       schema: {
-        operationId: 'updateWebhook',
+        operationId: 'update_webhook',
         summary: 'Change url, events or is_active (re-enabling resets the failure count)',
         tags: TAGS,
         params: SubscriptionParams,
@@ -232,7 +232,7 @@ export function registerWebhookRoutes(app: TypedApp, ctx: AppContext) {
     {
       config: { scopes: WRITE },
       schema: {
-        operationId: 'deleteWebhook',
+        operationId: 'delete_webhook',
         summary: 'Delete a subscription; its pending deliveries stop',
         tags: TAGS,
         params: SubscriptionParams,
@@ -251,7 +251,7 @@ export function registerWebhookRoutes(app: TypedApp, ctx: AppContext) {
     {
       config: { scopes: WRITE },
       schema: {
-        operationId: 'rotateWebhookSecret',
+        operationId: 'rotate_webhook_secret',
         summary: 'New signing secret (shown once); the old one keeps signing during the overlap window',
         tags: TAGS,
         params: SubscriptionParams,
@@ -269,7 +269,7 @@ export function registerWebhookRoutes(app: TypedApp, ctx: AppContext) {
     {
       config: { scopes: READ },
       schema: {
-        operationId: 'listWebhookLogs',
+        operationId: 'list_webhook_deliveries',
         summary: 'Delivery log, newest attempt first, cursor-paginated (page_size 50 by default, at most 200)',
         tags: TAGS,
         params: SubscriptionParams,
@@ -301,7 +301,7 @@ export function registerWebhookRoutes(app: TypedApp, ctx: AppContext) {
     {
       config: { scopes: WRITE },
       schema: {
-        operationId: 'retryWebhookDelivery',
+        operationId: 'retry_webhook_delivery',
         summary: 'Retry a dead letter: a fresh cycle from attempt 1 (202 with the queued entry)',
         tags: TAGS,
         params: LogParams,
@@ -332,7 +332,7 @@ export function registerWebhookRoutes(app: TypedApp, ctx: AppContext) {
     {
       config: { scopes: WRITE },
       schema: {
-        operationId: 'testWebhook',
+        operationId: 'test_webhook',
         summary: 'Queue a real, signed, logged delivery of a test event (data.test is true) to this subscription only',
         tags: TAGS,
         params: SubscriptionParams,

@@ -108,7 +108,7 @@ describe('HTTP foundation', () => {
     const doc = res.json();
     assert.equal(doc.openapi, '3.0.3');
     const me = doc.paths['/api/v1/me/'].get;
-    assert.equal(me.operationId, 'getMe');
+    assert.equal(me.operationId, 'get_me');
     assert.deepEqual(me.security, [{ oauth2: ['read:profile'] }, { bearerAuth: [] }]);
     assert.ok(me.tags.length > 0 && me.summary);
     const problems: string[] = [];

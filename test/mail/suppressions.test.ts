@@ -89,7 +89,7 @@ describe('admin API: suppressions', () => {
 
   it('is described in the OpenAPI document', async () => {
     const doc = (await t.inject({ url: '/api/schema/' })).json();
-    assert.equal(doc.paths['/api/v1/admin/suppressions/'].get.operationId, 'listSuppressions');
+    assert.equal(doc.paths['/api/v1/admin/suppressions/'].get.operationId, 'list_suppressions');
     assert.deepEqual(doc.paths['/api/v1/admin/suppressions/{email}/'].delete.security, [{ oauth2: ['admin'] }, { bearerAuth: [] }]);
   });
 });

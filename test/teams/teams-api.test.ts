@@ -94,15 +94,15 @@ describe('teams API: create and update', () => {
   it('the OpenAPI document describes every teams operation (operationId, summary, tags, responses) and no page', async () => {
     const doc = (await t.inject({ url: '/api/schema/' })).json();
     const expected: [string, string, string, string[]][] = [
-      ['/api/v1/teams/', 'post', 'createTeam', ['201', '400', '401', '403', '409']],
-      ['/api/v1/teams/{id}/', 'patch', 'updateTeam', ['200', '400', '403', '404', '409']],
-      ['/api/v1/teams/{id}/members/{user_id}/', 'patch', 'changeTeamMemberRole', ['200', '403', '404', '409']],
-      ['/api/v1/teams/{id}/members/{user_id}/', 'delete', 'removeTeamMember', ['204', '403', '404', '409']],
-      ['/api/v1/teams/{team_id}/invitations/', 'post', 'createTeamInvitation', ['201', '400', '403', '404', '409']],
-      ['/api/v1/teams/{team_id}/invitations/', 'get', 'listTeamInvitations', ['200', '403', '404']],
-      ['/api/v1/teams/{team_id}/invitations/{id}/', 'delete', 'revokeTeamInvitation', ['204', '404']],
-      ['/api/v1/invitations/accept/', 'post', 'acceptTeamInvitation', ['200', '403', '404', '409', '410']],
-      ['/api/v1/me/', 'patch', 'updateMe', ['200', '400', '401', '403']],
+      ['/api/v1/teams/', 'post', 'create_team', ['201', '400', '401', '403', '409']],
+      ['/api/v1/teams/{id}/', 'patch', 'update_team', ['200', '400', '403', '404', '409']],
+      ['/api/v1/teams/{id}/members/{user_id}/', 'patch', 'set_member_role', ['200', '403', '404', '409']],
+      ['/api/v1/teams/{id}/members/{user_id}/', 'delete', 'remove_member', ['204', '403', '404', '409']],
+      ['/api/v1/teams/{team_id}/invitations/', 'post', 'create_invitation', ['201', '400', '403', '404', '409']],
+      ['/api/v1/teams/{team_id}/invitations/', 'get', 'list_invitations', ['200', '403', '404']],
+      ['/api/v1/teams/{team_id}/invitations/{id}/', 'delete', 'revoke_invitation', ['204', '404']],
+      ['/api/v1/invitations/accept/', 'post', 'accept_invitation', ['200', '403', '404', '409', '410']],
+      ['/api/v1/me/', 'patch', 'update_me', ['200', '400', '401', '403']],
     ];
     for (const [path, method, operationId, statuses] of expected) {
       const operation = doc.paths[path]?.[method];
