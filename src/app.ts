@@ -11,6 +11,7 @@ import { registerHealthRoutes } from './http/health.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { requestIdFor } from './http/request-id.ts';
 import { OneLinePerRequest, requestChildLogger } from './http/request-log.ts';
+import { installRefusedBodyClose, isClosingConnection } from './http/refused-body.ts';
 import { throttleRequest } from './http/throttle-hook.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { lazyCompilers } from './http/lazy-compilers.ts';
@@ -56,6 +57,7 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
   compilers.attach(app);
 
   installErrorHandling(app);
+  installRefusedBodyClose(app);
   installAuthentication(app, ctx.authenticator);
   // After installAuthentication: its scope check must come before the idempotency reservation.
   installIdempotency(app, { db: ctx.db.kysely, ttlHours: config.idempotencyTtlHours });
@@ -77,6 +79,11 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
     }, done);
   };
   app.addHook('onRequest', (request, reply, done) => {
+    // A request pipelined behind a refused body, on a connection that is closing, is never run.
+    if (isClosingConnection(request.raw)) {
+      reply.hijack();
+      return done();
+    }
     reply.header('X-Request-ID', request.id);
     if (isApiPath(request.url)) apiHook(request, reply, done);
     else done();

@@ -12,15 +12,20 @@ import {
   type TableMetadata,
 } from 'kysely';
 import type { Db } from './connection.ts';
-import { migrations } from './migrations/index.ts';
+import { MIGRATIONS } from './migrations/index.ts';
 import type { Database } from './schema.ts';
 
-const provider: MigrationProvider = { getMigrations: async () => migrations };
+type MigrationList = typeof MIGRATIONS;
 
-export async function migrateToLatest(db: Db): Promise<string[]> {
+/**
+ * Applies the migrations of `list` (this code's, MIGRATIONS) that the database has not applied yet;
+ * returns their names. A prefix of the list makes the database of an earlier release (tests).
+ */
+export async function migrateToLatest(db: Db, list: MigrationList = MIGRATIONS): Promise<string[]> {
+  const provider: MigrationProvider = { getMigrations: async () => Object.fromEntries(list) };
   // PostgreSQL: the migrator's tables live in the current schema, named explicitly (below).
   const schema = db.dialect === 'postgres' ? await currentSchema(db) : undefined;
-  if (await isUpToDate(db, schema)) return [];
+  if (await isUpToDate(db, schema, list)) return [];
   const migrator =
     db.dialect === 'postgres' && db.pool
       ? new Migrator({
@@ -45,7 +50,7 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
  * migration pending, one this code does not know) goes to the migrator, which applies or reports it
  * as before; a migration another process applies meanwhile is safe either way.
  */
-async function isUpToDate(db: Db, schema: string | undefined): Promise<boolean> {
+async function isUpToDate(db: Db, schema: string | undefined, list: MigrationList): Promise<boolean> {
   let applied: string[];
   try {
     const table = sql.table(schema ? `${schema}.${MIGRATION_TABLE}` : MIGRATION_TABLE);
@@ -54,7 +59,7 @@ async function isUpToDate(db: Db, schema: string | undefined): Promise<boolean> 
   } catch {
     return false;
   }
-  const known = Object.keys(migrations);
+  const known = list.map(([name]) => name);
   return applied.length === known.length && known.every((name) => applied.includes(name));
 }
 

@@ -12,6 +12,7 @@ import { redirectToLogin } from '../accounts/session-auth.ts';
 import { hookForPaths } from '../http/path-hook.ts';
 import { clientAddress } from '../http/client-address.ts';
 import { sendProblem } from '../http/errors.ts';
+import { closeAfterAnswer } from '../http/refused-body.ts';
 import { rateLimitHeaders, throttledDetail, type RateResult } from '../http/throttle.ts';
 import { renderError } from '../web/render.ts';
 import { DEVICE_GRANT, OAUTH_ROUTES, setAppUser } from './constants.ts';
@@ -88,7 +89,11 @@ export function installOAuthMount(app: TypedApp, ctx: AppContext, server: LazyOA
         // The client went away or sent a broken stream: nothing to hand over.
         return oauthError(reply, 400, 'invalid_request', 'the request body could not be read');
       }
-      if (body === null) return oauthError(reply, 413, 'invalid_request', 'request body too large');
+      if (body === null) {
+        // Answered before the rest of the body is read; the connection then closes by draining it.
+        closeAfterAnswer(raw);
+        return oauthError(reply.header('Connection', 'close'), 413, 'invalid_request', 'request body too large');
+      }
     }
 
     switch (route.kind) {
@@ -164,17 +169,40 @@ function oauthError(reply: FastifyReply, status: number, error: string, descript
   return reply.code(status).header('Cache-Control', 'no-store').send({ error, error_description: description });
 }
 
-async function readBody(req: IncomingMessage): Promise<Buffer | null> {
+/** The body, or null as soon as it is declared or found to be over BODY_LIMIT (the rest left unread). */
+function readBody(req: IncomingMessage): Promise<Buffer | null> {
   const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > BODY_LIMIT) return null;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > BODY_LIMIT) return null;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks, size);
+  if (declared > BODY_LIMIT) return Promise.resolve(null);
+  // Listeners, not `for await`: leaving that loop early destroys the request, and with it the socket,
+  // before the 413 is written.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = () => {
+      req.removeListener('data', onData);
+      req.removeListener('end', onEnd);
+      req.removeListener('error', reject);
+      req.removeListener('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= BODY_LIMIT) return void chunks.push(chunk);
+      stop();
+      resolve(null);
+    };
+    const onEnd = () => {
+      stop();
+      resolve(Buffer.concat(chunks, size));
+    };
+    const onClose = () => {
+      stop();
+      reject(new Error('the request closed before its body ended'));
+    };
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', reject);
+    req.once('close', onClose);
+  });
 }
 
 /**

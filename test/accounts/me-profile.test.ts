@@ -113,3 +113,38 @@ describe('PATCH /api/v1/me/', () => {
     assert.deepEqual(await userRow(), before);
   });
 });
+
+describe('PATCH /api/v1/me/ over real HTTP: concurrent updates of different names all stick', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp({ SERVICE_WEBHOOKS_ENABLED: 'true' });
+  });
+  after(() => t.close());
+
+  it('three clients change one name each, at once, round after round; every change is kept', async () => {
+    const base = await t.listen();
+    const user = await t.user({ firstName: 'Start' });
+    await t.team(user.id);
+    // Three clients of the same user (a script, a CLI, an integration), each with a token of its own.
+    const tokens = await Promise.all([0, 1, 2].map(() => t.token(user.id, ['read:profile', 'write:profile'])));
+    const send = (token: string, body: Record<string, string>) =>
+      fetch(`${base}/api/v1/me/`, { method: 'PATCH', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    for (let round = 1; round <= 10; round++) {
+      const wanted = { first_name: `First ${round}`, last_name: `Last ${round}`, display_name: `Display ${round}` };
+      const answers = await Promise.all(Object.entries(wanted).map(([field, value], i) => send(tokens[i], { [field]: value })));
+      const bodies = await Promise.all(answers.map((res) => res.json()));
+      assert.deepEqual(answers.map((res) => res.status), [200, 200, 200], JSON.stringify(bodies));
+      // Each answer shows its own change (and whatever the others committed before it).
+      Object.entries(wanted).forEach(([field, value], i) => assert.equal(bodies[i][field], value));
+      const me = await fetch(`${base}/api/v1/me/`, { headers: { authorization: `Bearer ${tokens[0]}` } });
+      assert.deepEqual(await me.json(), { id: user.id, email: user.email, ...wanted }, `round ${round}`);
+      const row = await t.ctx.db.kysely.selectFrom('users').select(['first_name', 'last_name', 'display_name']).where('id', '=', user.id).executeTakeFirstOrThrow();
+      assert.deepEqual({ ...row }, wanted, `round ${round}: stored`);
+    }
+    // One user.profile.updated per change, each naming only its own field.
+    const events = await t.ctx.db.kysely.selectFrom('events').select('data').where('type', '=', 'user.profile.updated').execute();
+    const changed = events.map((event) => JSON.parse(event.data).changed_fields);
+    assert.equal(changed.length, 30);
+    assert.ok(changed.every((fields: string[]) => fields.length === 1), JSON.stringify(changed));
+  });
+});

@@ -12,15 +12,26 @@ import * as m0008 from './0008_oauth.ts';
 import * as m0009 from './0009_delivery_log_indexes.ts';
 import * as m0010 from './0010_delivery_queue_fillfactor.ts';
 
-export const migrations: Record<string, Migration> = {
-  '0001_foundation': m0001,
-  '0002_events': m0002,
-  '0003_accounts': m0003,
-  '0004_traffic': m0004,
-  '0005_webhooks': m0005,
-  '0006_mail': m0006,
-  '0007_teams': m0007,
-  '0008_oauth': m0008,
-  '0009_delivery_log_indexes': m0009,
-  '0010_delivery_queue_fillfactor': m0010,
-};
+/**
+ * Every migration, in the order they apply: a database of an earlier release has applied a prefix of
+ * this list, and starting this code applies the rest.
+ */
+export const MIGRATIONS: readonly (readonly [name: string, migration: Migration])[] = [
+  ['0001_foundation', m0001],
+  ['0002_events', m0002],
+  ['0003_accounts', m0003],
+  ['0004_traffic', m0004],
+  ['0005_webhooks', m0005],
+  ['0006_mail', m0006],
+  ['0007_teams', m0007],
+  ['0008_oauth', m0008],
+  ['0009_delivery_log_indexes', m0009],
+  ['0010_delivery_queue_fillfactor', m0010],
+];
+
+// Kysely's migrator applies migrations in the order of their names, whatever order it is given them
+// in; a name out of this list's order would be applied out of it. Checked when the list loads, so the
+// list is the one order there is.
+for (let i = 1; i < MIGRATIONS.length; i++) {
+  if (!(MIGRATIONS[i - 1][0] < MIGRATIONS[i][0])) throw new Error(`migration ${MIGRATIONS[i][0]} must sort after ${MIGRATIONS[i - 1][0]}`);
+}
