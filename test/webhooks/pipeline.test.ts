@@ -153,6 +153,7 @@ describe('delivery pipeline: crash with results unwritten', () => {
     const sub = await f.createSubscription(r.url);
     const db = f.t.ctx.db.kysely;
     let release!: () => void;
+    let lockerPid = 0;
     // Answers are held long enough for the test to lock the delivery rows, so the worker's result
     // writes wait behind the lock when it is killed.
     r.answer = () => ({ status: 200, delayMs: 300 });
@@ -163,6 +164,9 @@ describe('delivery pipeline: crash with results unwritten', () => {
     const locked = new Promise<void>((resolveLocked) => {
       void db.transaction().execute(async (trx) => {
         await trx.updateTable('webhook_deliveries').set((eb) => ({ attempt: eb.ref('attempt') })).where('subscription_id', '=', sub.id).execute();
+        if (f.t.ctx.db.dialect === 'postgres') {
+          lockerPid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)).rows[0].pid;
+        }
         resolveLocked();
         await new Promise<void>((resolve) => (release = resolve));
       });
@@ -175,9 +179,10 @@ describe('delivery pipeline: crash with results unwritten', () => {
     if (f.t.ctx.db.dialect === 'postgres') {
       // A PostgreSQL backend does not notice its client's death while it waits on a lock: the dead
       // worker's write would still run once the lock goes. Its connections go down with it here,
-      // as they would with its machine.
+      // as they would with its machine. Only the backends waiting on this test's own lock: other test
+      // files share the database and may be waiting on locks of their own.
       await sql`select pg_terminate_backend(pid) from pg_stat_activity
-        where datname = current_database() and pid <> pg_backend_pid() and wait_event_type = 'Lock'`.execute(db);
+        where datname = current_database() and ${lockerPid} = any(pg_blocking_pids(pid))`.execute(db);
     }
     release();
     const leased = await f.deliveries(sub.id);
