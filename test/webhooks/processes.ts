@@ -65,14 +65,17 @@ export async function stop(svc: Svc, signal: NodeJS.Signals = 'SIGTERM') {
   return svc.exited;
 }
 
-/** `svc worker` processes for one test suite: start() waits until one runs; killAll() SIGKILLs every one started. */
+/**
+ * `svc worker` processes for one test suite: start() waits until one runs (20 s unless told; several
+ * processes starting at once on a loaded machine need longer); killAll() SIGKILLs every one started.
+ */
 export function workerProcesses(env: () => Record<string, string>) {
   const started: Svc[] = [];
   return {
-    async start(): Promise<Svc> {
+    async start(timeoutMs?: number): Promise<Svc> {
       const svc = await spawnSvc(['worker'], env());
       started.push(svc);
-      await svc.waitForLine(/svc worker running/);
+      await svc.waitForLine(/svc worker running/, timeoutMs);
       return svc;
     },
     async killAll(): Promise<void> {
@@ -87,9 +90,9 @@ export function workerProcesses(env: () => Record<string, string>) {
  * Call it inside `describe`; read `f` and `r` inside the tests (they exist once `before` has run).
  */
 export function workerProcessSuite(settings: Record<string, string>) {
-  const suite = {} as { f: WebhookFixture; r: Receiver; worker: () => Promise<Svc>; killWorkers: () => Promise<void> };
+  const suite = {} as { f: WebhookFixture; r: Receiver; worker: (timeoutMs?: number) => Promise<Svc>; killWorkers: () => Promise<void> };
   const workers = workerProcesses(() => suite.f.t.env);
-  suite.worker = () => workers.start();
+  suite.worker = (timeoutMs) => workers.start(timeoutMs);
   suite.killWorkers = () => workers.killAll();
   before(async () => {
     suite.f = await webhookFixture(settings);

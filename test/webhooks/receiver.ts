@@ -9,6 +9,10 @@ export interface Received {
   body: string;
   at: number;
   path: string;
+  /** When the answer was handed to the connection; unset while it is held. */
+  answeredAt?: number;
+  /** When the connection closed before an answer was sent (the sender hung up, or `destroy`). */
+  hungUpAt?: number;
 }
 
 export interface Answer {
@@ -17,6 +21,8 @@ export interface Answer {
   headers?: Record<string, string>;
   /** Hold the answer this long (timeouts). */
   delayMs?: number;
+  /** Hold the answer until this settles (then `delayMs`, if any): a test decides when requests in flight end. */
+  hold?: Promise<unknown>;
   /** Drop the connection without answering. */
   destroy?: boolean;
 }
@@ -41,19 +47,27 @@ export async function startReceiver(host = '127.0.0.1', path = '/hook'): Promise
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const entry: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now(), path: req.url ?? '' };
+      res.on('finish', () => (entry.answeredAt = Date.now()));
+      res.on('close', () => {
+        if (!res.writableFinished) entry.hungUpAt = Date.now();
+      });
       const index = received.push(entry) - 1;
       for (const waiter of waiters.filter((w) => received.length >= w.count)) waiter.resolve();
       const answer = receiver.answer(entry, index);
       const send = () => {
+        if (entry.hungUpAt !== undefined) return;
         if (answer.destroy) return req.socket.destroy();
         res.writeHead(answer.status ?? 200, { 'content-type': 'text/plain', ...answer.headers });
         res.end(answer.body ?? 'ok');
       };
-      if (answer.delayMs) {
+      const delayed = () => {
+        if (!answer.delayMs) return send();
         const timer = setTimeout(send, answer.delayMs);
         timers.add(timer);
         res.on('close', () => clearTimeout(timer));
-      } else send();
+      };
+      if (answer.hold) answer.hold.then(delayed, delayed);
+      else delayed();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
