@@ -265,14 +265,14 @@ describe('scale-out: two `svc serve --no-worker` and two `svc worker` on Postgre
     await f.t.ctx.db.kysely.transaction().execute(async (trx) => {
       for (let i = 0; i < 100; i++) ids.add((await dispatch(f.t.ctx, trx, team.id, 'team.member.added', { user_id: i, email: `d${i}@example.com`, role: 'member' }))!.id);
     });
-    const got = () => r.received.slice(start);
     await bothWorkersBusy(r, start);
+    // Held requests cannot end: these are each worker's whole batch in flight at the kill.
+    const inFlight = waiting(r, start);
     const [victim, survivor] = workers;
-    const killedAt = Date.now();
     assert.equal((await stop(victim, 'SIGKILL')).signal, 'SIGKILL');
     // The victim's requests end with its connections; then the survivor's are answered.
     const cutOff = await eventually(async () => {
-      const gone = got().filter((g) => g.hungUpAt !== undefined);
+      const gone = inFlight.filter((g) => g.hungUpAt !== undefined);
       return gone.length === CONCURRENCY && gone;
     }, 10_000, "the killed worker's requests cut off");
     r.answer = () => ({});
@@ -284,19 +284,22 @@ describe('scale-out: two `svc serve --no-worker` and two `svc worker` on Postgre
     assert.deepEqual(new Set(rows.map((row) => row.event_id)), ids, 'the log: one row per event, each a success');
     assert.ok(rows.every((row) => row.attempt === 1), 'no attempt failed');
 
-    const all = got();
-    assert.ok(cutOff.every((g) => g.at < killedAt));
-    assert.equal(all.filter((g) => g.at < killedAt && g.answeredAt !== undefined).length, CONCURRENCY, "the survivor's batch was answered");
+    const all = r.received.slice(start);
+    // For a failure's message: each request of the batch in flight, in ms from the first one:
+    // received, then answered (a) or cut off (x).
+    const t0 = Math.min(...inFlight.map((g) => g.at));
+    const story = inFlight.map((g) => `${g.at - t0}${g.answeredAt === undefined ? '' : `a${g.answeredAt - t0}`}${g.hungUpAt === undefined ? '' : `x${g.hungUpAt - t0}`}`).join(' ');
+    assert.equal(inFlight.filter((g) => g.answeredAt !== undefined).length, CONCURRENCY, `the survivor's batch was answered: ${story}`);
     const cutOffIds = new Set(cutOff.map(eventId));
     const counts = new Map<string, number>();
     for (const g of all) counts.set(eventId(g), (counts.get(eventId(g)) ?? 0) + 1);
     assert.deepEqual(new Set(counts.keys()), ids, 'every event reached the receiver');
     const twice = [...counts].filter(([, n]) => n > 1).map(([id]) => id);
-    assert.deepEqual(new Set(twice), cutOffIds, 'sent twice: exactly the killed worker’s in-flight events');
+    assert.deepEqual(new Set(twice), cutOffIds, `sent twice: exactly the killed worker’s in-flight events: ${story}`);
     for (const id of cutOffIds) {
       const again = all.filter((g) => eventId(g) === id && g.answeredAt !== undefined);
-      assert.equal(again.length, 1, `${id} answered once after the kill`);
-      assert.ok(again[0].at >= queuedFrom + LEASE_SECONDS * 1000, `${id} sent again ${again[0].at - queuedFrom} ms after it was queued, before its lease ended`);
+      assert.equal(again.length, 1, `${id} answered once after the kill: ${story}`);
+      assert.ok(again[0].at >= queuedFrom + LEASE_SECONDS * 1000, `${id} sent again ${again[0].at - queuedFrom} ms after it was queued, before its lease ended: ${story}`);
     }
     assert.equal(survivor.child.exitCode, null, survivor.output());
     const unfinished = await f.t.ctx.db.kysely.selectFrom('webhook_deliveries').select('id').where('status', '!=', 'success').execute();
