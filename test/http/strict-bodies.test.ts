@@ -124,7 +124,7 @@ describe('JSON request bodies are taken as written', () => {
       .filter(({ operation }) => operation.requestBody?.content['application/json'])
       .map((entry) => ({ ...entry, schema: entry.operation.requestBody!.content['application/json'].schema }));
     // The document must really list the body-taking operations (a filter that matched nothing proves nothing).
-    for (const id of ['createTeam', 'updateMe', 'createWebhook', 'updateWebhook', 'changeTeamMemberRole', 'issueJwt']) {
+    for (const id of ['create_team', 'update_me', 'create_webhook', 'update_webhook', 'set_member_role', 'issue_jwt']) {
       assert.ok(operations.some(({ operation }) => operation.operationId === id), id);
     }
     const failures: string[] = [];
