@@ -43,7 +43,9 @@ export async function spawnSvc(args: string[], env: Record<string, string>): Pro
     child,
     output: () => output,
     exited,
-    waitForLine(pattern, timeoutMs = 20_000) {
+    // 60 s: a process starting beside other test files on a loaded two-core machine can take tens of
+    // seconds; a process that dies fails the wait at once instead.
+    waitForLine(pattern, timeoutMs = 60_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
           const match = pattern.exec(output);
@@ -53,6 +55,10 @@ export async function spawnSvc(args: string[], env: Record<string, string>): Pro
           }
         };
         const timer = setTimeout(() => reject(new Error(`no output matching ${pattern} in ${timeoutMs} ms; got:\n${output}`)), timeoutMs);
+        void exited.then(({ code, signal }) => {
+          clearTimeout(timer);
+          if (!pattern.exec(output)) reject(new Error(`exited (${signal ?? code}) before printing ${pattern}; got:\n${output}`));
+        });
         listeners.push(check);
         check();
       });
@@ -66,7 +72,7 @@ export async function stop(svc: Svc, signal: NodeJS.Signals = 'SIGTERM') {
 }
 
 /**
- * `svc worker` processes for one test suite: start() waits until one runs (20 s unless told; several
+ * `svc worker` processes for one test suite: start() waits until one runs (60 s unless told; several
  * processes starting at once on a loaded machine need longer); killAll() SIGKILLs every one started.
  */
 export function workerProcesses(env: () => Record<string, string>) {
