@@ -14,10 +14,12 @@ describe('delivery client', () => {
   let url: URL;
   let client: DeliveryClient;
   let roomy: DeliveryClient;
+  let ca: string;
   const sockets = new Set<import('node:stream').Duplex>();
 
   before(async () => {
     const { certPem, keyPem, caPem } = await testPki();
+    ca = caPem;
     server = https.createServer({ cert: certPem, key: keyPem }, (req, res) => {
       req.resume();
       req.on('end', () => {
@@ -87,13 +89,16 @@ describe('delivery client', () => {
     } finally {
       await untrusting.close();
     }
+    // A client of its own, with no kept-alive connection from the tests before: each attempt connects.
+    const trusting = new DeliveryClient({ guard: new AddressGuard({ allowedCidrs: ['127.0.0.1/32'], dnsServers: [] }), timeoutMs: 30_000, ca });
     const connections = new Set<unknown>();
     const onConnection = (socket: unknown) => connections.add(socket);
     server.on('secureConnection', onConnection);
     try {
-      for (let i = 0; i < 2; i++) assert.equal((await roomy.post(new URL('/big', url), closing, '{}')).statusCode, 200);
+      for (let i = 0; i < 2; i++) assert.equal((await trusting.post(new URL('/big', url), closing, '{}')).statusCode, 200);
     } finally {
       server.off('secureConnection', onConnection);
+      await trusting.close();
     }
     assert.equal(connections.size, 2);
   });
