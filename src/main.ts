@@ -26,6 +26,7 @@ const COMMAND_GROUPS: Record<string, () => Promise<Command[]>> = {
   oauth: async () => (await import('./oauth/cli.ts')).oauthCommands,
   webhooks: async () => (await import('./webhooks/cli.ts')).webhookCommands,
   suppression: async () => (await import('./mail/cli.ts')).suppressionCommands,
+  backup: async () => (await import('./backup/cli.ts')).backupCommands,
 };
 
 async function createContext(config: Config): Promise<AppContext> {
