@@ -96,9 +96,10 @@ const RATE_UNITS: Record<string, number> = { second: 1, minute: 60, hour: 3600, 
 
 export function readRate(env: Env, name: string, fallback: string): RateSpec {
   const value = raw(env, name) ?? fallback;
-  const match = /^(\d+)\/(second|minute|hour|day)$/.exec(value);
+  // At most 15 digits: the limit is sent as the `q` of RateLimit-Policy, a structured-field Integer.
+  const match = /^(\d{1,15})\/(second|minute|hour|day)$/.exec(value);
   if (!match || Number(match[1]) < 1) {
-    throw new ConfigError(`${name} must look like "100/hour" (units: second, minute, hour, day), got "${value}"`);
+    throw new ConfigError(`${name} must look like "100/hour" (a count of 1 to 15 digits; units: second, minute, hour, day), got "${value}"`);
   }
   return { limit: Number(match[1]), windowSeconds: RATE_UNITS[match[2]] };
 }

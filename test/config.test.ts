@@ -89,6 +89,7 @@ describe('loadConfig', () => {
     ['SERVICE_THROTTLE_ANON', '100'],
     ['SERVICE_THROTTLE_USER', '0/hour'],
     ['SERVICE_THROTTLE_AUTH', '10/fortnight'],
+    ['SERVICE_THROTTLE_ANON', '1000000000000000/hour'],
     ['SERVICE_IDEMPOTENCY_TTL_HOURS', '0'],
     ['SERVICE_WEBHOOKS_ENABLED', 'sometimes'],
     ['SERVICE_OAUTH_ACCESS_TTL_SECONDS', '0'],

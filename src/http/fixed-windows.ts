@@ -5,6 +5,7 @@
 // about as much as the counting itself; this store answers synchronously. Expired windows are
 // swept once per period instead of one timer per key.
 import type { RateSpec } from '../config.ts';
+import type { RatePolicy } from './ratelimit-fields.ts';
 import type { RateResult } from './throttle.ts';
 
 interface Window {
@@ -16,11 +17,13 @@ interface Window {
 export class FixedWindows {
   readonly #limit: number;
   readonly #periodMs: number;
+  readonly #policy: RatePolicy;
   readonly #windows = new Map<string, Window>();
   #sweepAt = 0;
 
-  constructor(spec: RateSpec) {
+  constructor(spec: RateSpec, policy: RatePolicy) {
     this.#limit = spec.limit;
+    this.#policy = policy;
     this.#periodMs = spec.windowSeconds * 1000;
   }
 
@@ -40,6 +43,7 @@ export class FixedWindows {
       limit: this.#limit,
       remaining: allowed ? this.#limit - window.count : 0,
       resetSeconds: allowed ? seconds : Math.max(1, seconds),
+      policy: this.#policy,
     };
   }
 

@@ -36,6 +36,8 @@ export function problemBody(status: number, detail: string, requestId: string, e
     detail,
     request_id: requestId,
     ...(errors ? { errors } : {}),
+    // Extension members. A registered problem type (the throttle's quota-exceeded) brings its own
+    // `type` here, which replaces about:blank and keeps its place as the first member.
     ...extra,
   };
 }

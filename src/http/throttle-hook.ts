@@ -1,10 +1,12 @@
 // The throttle as an HTTP concern: which bucket a request counts against, the X-RateLimit-*
-// headers on every /api/ answer, and the 429 problem. app.ts calls throttleRequest() in its
-// onRequest hook right after authentication, for every /api/ path (unknown paths included).
+// headers and IETF RateLimit fields on every /api/ answer, and the 429 problem. app.ts calls
+// throttleRequest() in its onRequest hook right after authentication, for every /api/ path
+// (unknown paths included).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import { clientAddress } from './client-address.ts';
 import { HttpProblem } from './problem.ts';
+import { rateLimitField } from './ratelimit-fields.ts';
 import { throttledDetail, type RateResult, type Throttle } from './throttle.ts';
 
 declare module 'fastify' {
@@ -17,17 +19,25 @@ declare module 'fastify' {
   }
 }
 
-/** The 429 answer: Retry-After and the documented detail sentence, word for word. */
+/**
+ * The 429 answer: Retry-After and the documented detail sentence, word for word, as the registered
+ * quota-exceeded problem type naming the bucket's policy. Retry-After is never below RateLimit's `t`.
+ */
 export function throttledProblem(result: RateResult): HttpProblem {
   const seconds = Math.max(1, result.resetSeconds);
-  return new HttpProblem(429, throttledDetail(seconds), { headers: { 'Retry-After': String(seconds) } });
+  return new HttpProblem(429, throttledDetail(seconds), { headers: { 'Retry-After': String(seconds) }, extra: result.policy.quotaExceeded });
 }
 
-/** Sets the three X-RateLimit-* headers (without building a header object per request). */
+/**
+ * Sets the three X-RateLimit-* headers and the RateLimit-Policy (precomputed per bucket) and
+ * RateLimit fields, without building a header object per request.
+ */
 export function setRateLimitHeaders(reply: FastifyReply, result: RateResult): void {
   reply.header('X-RateLimit-Limit', result.limit);
   reply.header('X-RateLimit-Remaining', result.remaining);
   reply.header('X-RateLimit-Reset', result.resetSeconds);
+  reply.header('RateLimit-Policy', result.policy.policyField);
+  reply.header('RateLimit', rateLimitField(result.policy, result.remaining, result.resetSeconds));
 }
 
 /**

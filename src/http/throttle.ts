@@ -14,6 +14,7 @@ import type * as Flexible from 'rate-limiter-flexible';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Config, RateSpec } from '../config.ts';
 import { FixedWindows } from './fixed-windows.ts';
+import { ratePolicy, rateLimitField, type RatePolicy } from './ratelimit-fields.ts';
 
 // Only the limiter classes used are loaded (the package's index loads every store it supports),
 // and the Redis ones only with REDIS_URL: startup time and memory (docs/architecture.md, "Lazy loading").
@@ -30,6 +31,8 @@ export interface RateResult {
   remaining: number;
   /** Whole seconds until the window resets (at least 1 while refused). */
   resetSeconds: number;
+  /** The bucket that applied, as the RateLimit fields name it (ratelimit-fields.ts). */
+  policy: RatePolicy;
 }
 
 /** The subset of a pino logger the throttle uses. */
@@ -68,6 +71,7 @@ function insuranceLimiter(spec: RateSpec, keyPrefix: string, onUse: () => void):
 export class Throttle {
   readonly mode: 'memory' | 'redis';
   readonly #specs: Record<ThrottleKind, RateSpec>;
+  readonly #policies: Record<ThrottleKind, RatePolicy>;
   /** Memory mode: the synchronous in-process store (null in Redis mode). */
   readonly #windows: Record<ThrottleKind, FixedWindows> | null = null;
   /** Redis mode: the Redis limiters. */
@@ -82,9 +86,13 @@ export class Throttle {
 
   constructor(config: Config) {
     this.#specs = { anon: config.throttleAnon, user: config.throttleUser, auth: config.throttleAuth };
+    // The RateLimit-Policy values depend on the settings only: built here, once per bucket.
+    const policies = { anon: ratePolicy('anon', config.throttleAnon), user: ratePolicy('user', config.throttleUser), auth: ratePolicy('auth', config.throttleAuth) };
+    this.#policies = policies;
     if (!config.redisUrl) {
       this.mode = 'memory';
-      this.#windows = { anon: new FixedWindows(this.#specs.anon), user: new FixedWindows(this.#specs.user), auth: new FixedWindows(this.#specs.auth) };
+      const windows = (kind: ThrottleKind) => new FixedWindows(this.#specs[kind], policies[kind]);
+      this.#windows = { anon: windows('anon'), user: windows('user'), auth: windows('auth') };
       return;
     }
     this.mode = 'redis';
@@ -170,6 +178,7 @@ export class Throttle {
     const bucket = kind === 'user' ? key : addressBucket(key);
     if (this.#windows !== null) return this.#windows[kind].consume(bucket);
     const spec = this.#specs[kind];
+    const policy = this.#policies[kind];
     const limiter =
       this.#fallbacks !== null && this.#suspendedUntil !== 0 && Date.now() < this.#suspendedUntil
         ? this.#fallbacks[kind]
@@ -177,14 +186,14 @@ export class Throttle {
     return limiter.consume(bucket).then(
       (res) => {
         if (this.#fallbackActive) this.#checkRecovered();
-        return toResult(true, spec.limit, res);
+        return toResult(true, spec.limit, policy, res);
       },
       (refusal: unknown) => {
         if (this.#fallbackActive) this.#checkRecovered();
-        if (refusal instanceof RateLimiterRes) return toResult(false, spec.limit, refusal);
+        if (refusal instanceof RateLimiterRes) return toResult(false, spec.limit, policy, refusal);
         // Neither Redis nor the fallback could count: answer rather than fail the request.
         this.#log.warn({ err: refusal, bucket: kind }, 'throttle store failed; request let through');
-        return { allowed: true, limit: spec.limit, remaining: spec.limit, resetSeconds: spec.windowSeconds };
+        return { allowed: true, limit: spec.limit, remaining: spec.limit, resetSeconds: spec.windowSeconds, policy };
       },
     );
   }
@@ -232,7 +241,7 @@ export class Throttle {
   }
 }
 
-function toResult(allowed: boolean, limit: number, res: RateLimiterRes): RateResult {
+function toResult(allowed: boolean, limit: number, policy: RatePolicy, res: RateLimiterRes): RateResult {
   const ms = res.msBeforeNext;
   const seconds = ms > 0 ? Math.ceil(ms / 1000) : 0;
   return {
@@ -240,6 +249,7 @@ function toResult(allowed: boolean, limit: number, res: RateLimiterRes): RateRes
     limit,
     remaining: allowed ? res.remainingPoints : 0,
     resetSeconds: allowed ? seconds : Math.max(1, seconds),
+    policy,
   };
 }
 
@@ -257,12 +267,14 @@ function addressBucket(address: string): string {
   }
 }
 
-/** The three X-RateLimit-* headers of a result. */
+/** The three X-RateLimit-* headers of a result and the IETF RateLimit-Policy and RateLimit fields. */
 export function rateLimitHeaders(result: RateResult): Record<string, string> {
   return {
     'X-RateLimit-Limit': String(result.limit),
     'X-RateLimit-Remaining': String(result.remaining),
     'X-RateLimit-Reset': String(result.resetSeconds),
+    'RateLimit-Policy': result.policy.policyField,
+    RateLimit: rateLimitField(result.policy, result.remaining, result.resetSeconds),
   };
 }
 

@@ -1,5 +1,5 @@
 // Mounts oidc-provider in Fastify: an onRequest hook takes the paths the provider owns, stamps the
-// raw response with X-Request-ID (and X-RateLimit-* where a throttle applies), hijacks the reply and
+// raw response with X-Request-ID (and the rate-limit fields where a throttle applies), hijacks the reply and
 // hands the raw request to provider.callback(); Fastify never reads those bodies. Everything the
 // library leaves to the deployment happens here first, while a refusal can still be an ordinary
 // Fastify answer: per-address throttling, the DCR body rules (registration.ts), device-code
@@ -13,7 +13,8 @@ import { hookForPaths } from '../http/path-hook.ts';
 import { clientAddress } from '../http/client-address.ts';
 import { sendProblem } from '../http/errors.ts';
 import { closeAfterAnswer } from '../http/refused-body.ts';
-import { rateLimitHeaders, throttledDetail, type RateResult } from '../http/throttle.ts';
+import { rateLimitHeaders, type RateResult } from '../http/throttle.ts';
+import { throttledProblem } from '../http/throttle-hook.ts';
 import { renderError } from '../web/render.ts';
 import { DEVICE_GRANT, OAUTH_ROUTES, setAppUser } from './constants.ts';
 import { checkDevicePoll } from './device-polling.ts';
@@ -76,8 +77,8 @@ export function installOAuthMount(app: TypedApp, ctx: AppContext, server: LazyOA
       limited = await ctx.throttle.consume('auth', address);
       reply.headers(rateLimitHeaders(limited));
       if (!limited.allowed) {
-        const seconds = Math.max(1, limited.resetSeconds);
-        return sendProblem(reply, 429, throttledDetail(seconds), { headers: { 'Retry-After': String(seconds) } });
+        const problem = throttledProblem(limited);
+        return sendProblem(reply, problem.status, problem.detail, problem);
       }
       return null;
     };

@@ -303,12 +303,15 @@ describe('throttling: SERVICE_TRUSTED_PROXIES is validated', () => {
 describe('FixedWindows (the in-process store)', () => {
   it('opens a window at a key\'s first request, counts refusals too, and starts afresh when it ends', async () => {
     const { FixedWindows } = await import('../../src/http/fixed-windows.ts');
-    const windows = new FixedWindows({ limit: 2, windowSeconds: 60 });
+    const { ratePolicy } = await import('../../src/http/ratelimit-fields.ts');
+    const spec = { limit: 2, windowSeconds: 60 };
+    const policy = ratePolicy('anon', spec);
+    const windows = new FixedWindows(spec, policy);
     const t0 = 1_000_000;
-    assert.deepEqual(windows.consume('a', t0), { allowed: true, limit: 2, remaining: 1, resetSeconds: 60 });
-    assert.deepEqual(windows.consume('a', t0 + 30_500), { allowed: true, limit: 2, remaining: 0, resetSeconds: 30 });
-    assert.deepEqual(windows.consume('a', t0 + 59_001), { allowed: false, limit: 2, remaining: 0, resetSeconds: 1 });
-    assert.deepEqual(windows.consume('b', t0 + 59_001), { allowed: true, limit: 2, remaining: 1, resetSeconds: 60 }, 'another key, its own window');
-    assert.deepEqual(windows.consume('a', t0 + 60_000), { allowed: true, limit: 2, remaining: 1, resetSeconds: 60 }, 'a new window');
+    assert.deepEqual(windows.consume('a', t0), { allowed: true, limit: 2, remaining: 1, resetSeconds: 60, policy });
+    assert.deepEqual(windows.consume('a', t0 + 30_500), { allowed: true, limit: 2, remaining: 0, resetSeconds: 30, policy });
+    assert.deepEqual(windows.consume('a', t0 + 59_001), { allowed: false, limit: 2, remaining: 0, resetSeconds: 1, policy });
+    assert.deepEqual(windows.consume('b', t0 + 59_001), { allowed: true, limit: 2, remaining: 1, resetSeconds: 60, policy }, 'another key, its own window');
+    assert.deepEqual(windows.consume('a', t0 + 60_000), { allowed: true, limit: 2, remaining: 1, resetSeconds: 60, policy }, 'a new window');
   });
 });
