@@ -67,7 +67,7 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
   // Callback style, so that a request with a cached PAT in memory mode passes without a promise.
   const apiHook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
     // After authentication: the principal picks the bucket (user, or the anonymous address).
-    const count = () => throttleRequest(ctx.throttle, config, request, reply, done);
+    const count = () => throttleRequest(ctx.throttle, ctx.clientAddresses, request, reply, done);
     const authenticating = ctx.authenticator.authenticate(request);
     if (!authenticating) return count();
     authenticating.then(() => {

@@ -1,7 +1,6 @@
 // Log in (with the TOTP step for enrolled users) and log out.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.ts';
-import { clientAddress } from '../http/client-address.ts';
 import { formString } from '../web/forms.ts';
 import { renderPage, seeOther, setNotice, verifyCsrf } from '../web/render.ts';
 import { checkThrottle, clearFailures, lockedOut, recordFailure } from './auth-throttle.ts';
@@ -31,7 +30,7 @@ export function registerLoginPages(pages: FastifyInstance, ctx: AppContext) {
     const password = formString(request, 'password', { trim: false });
     const next = safeNextPath(formString(request, 'next'));
     const form = { title: 'Log in', email, next };
-    const address = clientAddress(ctx.config, request.raw);
+    const address = ctx.clientAddresses.of(request.raw);
     const throttle = await checkThrottle(ctx, 'login', email, address);
     if (throttle.locked) {
       return renderPage(reply, 'accounts/views/login', { ...form, error: lockedOut(reply, throttle) }, { status: 429 });
@@ -65,7 +64,7 @@ export function registerLoginPages(pages: FastifyInstance, ctx: AppContext) {
     const next = safeNextPath(formString(request, 'next'));
     const session = await loadSession(ctx, request);
     if (!session || session.stage !== 'mfa') return seeOther(reply, `/accounts/login/?next=${encodeURIComponent(next)}`);
-    const address = clientAddress(ctx.config, request.raw);
+    const address = ctx.clientAddresses.of(request.raw);
     const account = session.user.email;
     const throttle = await checkThrottle(ctx, 'totp', account, address);
     if (throttle.locked) {

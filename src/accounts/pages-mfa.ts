@@ -3,7 +3,6 @@
 // recent re-authentication (SERVICE_REAUTH_MAX_AGE_SECONDS; login counts).
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.ts';
-import { clientAddress } from '../http/client-address.ts';
 import { formString } from '../web/forms.ts';
 import { setOnce, takeOnce } from '../web/once.ts';
 import { renderPage, seeOther, setNotice, verifyCsrf } from '../web/render.ts';
@@ -42,7 +41,7 @@ export function registerMfaPages(pages: FastifyInstance, ctx: AppContext) {
     verifyCsrf(request);
     const user = request.page?.user;
     if (!user) return redirectToLogin(reply, '/accounts/mfa/');
-    const address = clientAddress(ctx.config, request.raw);
+    const address = ctx.clientAddresses.of(request.raw);
     const throttle = await checkThrottle(ctx, 'totp', user.email, address);
     if (throttle.locked) return renderPage(reply, 'accounts/views/mfa', { ...(await page(user.id, user.email)), error: lockedOut(reply, throttle) }, { status: 429 });
     const codes = await confirmEnrolment(ctx, user.id, formString(request, 'code', { max: 20 }));

@@ -2,7 +2,6 @@
 // sensitive actions ask for when the last proof is older than SERVICE_REAUTH_MAX_AGE_SECONDS.
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.ts';
-import { clientAddress } from '../http/client-address.ts';
 import { formString } from '../web/forms.ts';
 import { renderPage, seeOther, setNotice, verifyCsrf } from '../web/render.ts';
 import { checkThrottle, clearFailures, lockedOut, recordFailure } from './auth-throttle.ts';
@@ -78,7 +77,7 @@ export function registerProfilePages(pages: FastifyInstance, ctx: AppContext) {
     const user = request.page?.user;
     const session = await loadSession(ctx, request);
     if (!user || !session) return redirectToLogin(reply, `/accounts/reauthenticate/?next=${encodeURIComponent(next)}`);
-    const address = clientAddress(ctx.config, request.raw);
+    const address = ctx.clientAddresses.of(request.raw);
     const throttle = await checkThrottle(ctx, 'reauth', user.email, address);
     if (throttle.locked) return renderPage(reply, 'accounts/views/reauthenticate', await reauthForm(user.id, next, lockedOut(reply, throttle)), { status: 429 });
     const password = formString(request, 'password', { trim: false });

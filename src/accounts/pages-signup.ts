@@ -3,7 +3,6 @@
 // account" e-mail instead), so the page never tells who is registered.
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.ts';
-import { clientAddress } from '../http/client-address.ts';
 import { nowIso } from '../util/time.ts';
 import { formString } from '../web/forms.ts';
 import { renderError, renderPage, seeOther, setNotice, verifyCsrf } from '../web/render.ts';
@@ -38,7 +37,7 @@ export function registerSignupPages(pages: FastifyInstance, ctx: AppContext) {
     const problem = passwordProblem(password, email);
     if (problem) return renderPage(reply, 'accounts/views/signup', { ...form, error: problem }, { status: 400 });
     // Each sign-up sends an e-mail: limited per (address, client) like the other mail-sending forms.
-    const address = clientAddress(ctx.config, request.raw);
+    const address = ctx.clientAddresses.of(request.raw);
     const throttle = await checkThrottle(ctx, 'verify', email, address);
     if (throttle.locked) return renderPage(reply, 'accounts/views/signup', { ...form, error: lockedOut(reply, throttle) }, { status: 429 });
     await recordFailure(ctx, 'verify', email, address);
@@ -99,7 +98,7 @@ export function registerSignupPages(pages: FastifyInstance, ctx: AppContext) {
       setNotice(reply, 'Your e-mail address is already confirmed.');
       return seeOther(reply, back);
     }
-    const address = clientAddress(ctx.config, request.raw);
+    const address = ctx.clientAddresses.of(request.raw);
     const throttle = await checkThrottle(ctx, 'verify', user.email, address);
     if (throttle.locked) {
       setNotice(reply, lockedMessage(throttle));

@@ -7,7 +7,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.ts';
 import type { AuthUser } from '../http/auth.ts';
-import { clientAddress } from '../http/client-address.ts';
 import { nowIso, isoAfter } from '../util/time.ts';
 import { toAuthUser } from './users.ts';
 
@@ -116,7 +115,7 @@ export async function startSession(ctx: AppContext, request: FastifyRequest, rep
       last_seen_at: now,
       expires_at: isoAfter(ttl),
       reauth_at: stage === 'full' ? now : null,
-      ip: clientAddress(ctx.config, request.raw).slice(0, 64),
+      ip: ctx.clientAddresses.of(request.raw).slice(0, 64),
       user_agent: String(request.headers['user-agent'] ?? '').slice(0, 300),
     })
     .execute();

@@ -14,7 +14,7 @@ import { renderError, renderPage, seeOther, usePageErrors, verifyCsrf } from '..
 import { interactionPath } from './constants.ts';
 import { grantScopes, rememberConsent } from './consents.ts';
 import type { OAuthServer } from './provider.ts';
-import type { LazyOAuthServer } from './routes.ts';
+import type { LazyOAuthServer } from './lazy-server.ts';
 
 type Details = Awaited<ReturnType<OAuthServer['provider']['interactionDetails']>>;
 

@@ -10,7 +10,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext, TypedApp } from '../app-context.ts';
 import { redirectToLogin } from '../accounts/session-auth.ts';
 import { hookForPaths } from '../http/path-hook.ts';
-import { clientAddress } from '../http/client-address.ts';
 import { sendProblem } from '../http/errors.ts';
 import { closeAfterAnswer } from '../http/refused-body.ts';
 import { rateLimitHeaders, throttledDetail, type RateResult } from '../http/throttle.ts';
@@ -18,7 +17,7 @@ import { renderError } from '../web/render.ts';
 import { DEVICE_GRANT, OAUTH_ROUTES, setAppUser } from './constants.ts';
 import { checkDevicePoll } from './device-polling.ts';
 import type { OAuthServer } from './provider.ts';
-import type { LazyOAuthServer } from './routes.ts';
+import type { LazyOAuthServer } from './lazy-server.ts';
 import { RegistrationError, normaliseClientMetadata } from './registration.ts';
 import { userCodeEntryBlocked } from './user-code-throttle.ts';
 
@@ -69,7 +68,7 @@ export function installOAuthMount(app: TypedApp, ctx: AppContext, server: LazyOA
       return sendProblem(reply, 405, `Method ${request.method} is not allowed on this path.`, { headers: { Allow: route.methods.join(', ') } });
     }
     const raw = request.raw;
-    const address = clientAddress(config, raw);
+    const address = ctx.clientAddresses.of(raw);
     let body: Buffer | null = null;
     let limited: RateResult | null = null;
     const throttle = async () => {
