@@ -3,6 +3,7 @@
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import type { AppContext } from './app-context.ts';
+import { SessionStore } from './accounts/sessions.ts';
 import type { Config } from './config.ts';
 import { openDb } from './db/connection.ts';
 import { Authenticator } from './http/auth.ts';
@@ -18,6 +19,7 @@ export function createContext(config: Config): AppContext {
   fs.mkdirSync(config.dataDir, { recursive: true });
   const resolved: Config = { ...config, secretKey: ensureSecretKey(config) };
   const db = openDb(resolved.databaseUrl, { sqliteBusyTimeoutMs: resolved.sqliteBusyTimeoutMs });
+  const clientAddresses = new ClientAddresses(resolved.trustedProxies);
   const ctx: AppContext = {
     config: resolved,
     db,
@@ -25,7 +27,8 @@ export function createContext(config: Config): AppContext {
     scopes: new ScopeRegistry(resolved.extraScopes),
     throttle: new Throttle(resolved),
     wake: new EventEmitter().setMaxListeners(0),
-    clientAddresses: new ClientAddresses(resolved.trustedProxies),
+    clientAddresses,
+    sessions: new SessionStore(db, resolved, clientAddresses),
     jwtKeys: new JwtKeyCache(),
     mail: newMailState(),
     // Loaded with the provider's modules on first use; built for this context, whatever it is then.

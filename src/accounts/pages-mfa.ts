@@ -22,14 +22,14 @@ export function registerMfaPages(pages: FastifyInstance, ctx: AppContext) {
   });
 
   pages.get('/accounts/mfa/', async (request, reply) => {
-    const user = request.page?.user;
+    const user = request.identity.user;
     if (!user) return redirectToLogin(reply, '/accounts/mfa/');
     return renderPage(reply, 'accounts/views/mfa', await page(user.id, user.email));
   });
 
   pages.post('/accounts/mfa/totp/start/', async (request, reply) => {
     verifyCsrf(request);
-    const user = request.page?.user;
+    const user = request.identity.user;
     if (!user) return redirectToLogin(reply, '/accounts/mfa/');
     // Someone holding a stolen session must not be able to put their own second factor on the account.
     if (!hasRecentReauth(request, reauthAge())) return redirectToReauth(reply, '/accounts/mfa/');
@@ -39,7 +39,7 @@ export function registerMfaPages(pages: FastifyInstance, ctx: AppContext) {
 
   pages.post('/accounts/mfa/totp/', async (request, reply) => {
     verifyCsrf(request);
-    const user = request.page?.user;
+    const user = request.identity.user;
     if (!user) return redirectToLogin(reply, '/accounts/mfa/');
     const address = ctx.clientAddresses.of(request.raw);
     const throttle = await checkThrottle(ctx, 'totp', user.email, address);
@@ -55,7 +55,7 @@ export function registerMfaPages(pages: FastifyInstance, ctx: AppContext) {
   });
 
   pages.get(CODES_PAGE, async (request, reply) => {
-    const user = request.page?.user;
+    const user = request.identity.user;
     if (!user) return redirectToLogin(reply, '/accounts/mfa/');
     const codes = takeOnce<string[]>(request, reply, CODES_PAGE);
     return renderPage(reply, 'accounts/views/recovery-codes', { title: 'Recovery codes', codes });
@@ -63,7 +63,7 @@ export function registerMfaPages(pages: FastifyInstance, ctx: AppContext) {
 
   pages.post(CODES_PAGE, async (request, reply) => {
     verifyCsrf(request);
-    const user = request.page?.user;
+    const user = request.identity.user;
     if (!user) return redirectToLogin(reply, '/accounts/mfa/');
     if (!hasRecentReauth(request, reauthAge())) return redirectToReauth(reply, '/accounts/mfa/');
     if (!(await totpStatus(ctx, user.id)).enrolled) return seeOther(reply, '/accounts/mfa/');
@@ -73,7 +73,7 @@ export function registerMfaPages(pages: FastifyInstance, ctx: AppContext) {
 
   pages.post('/accounts/mfa/totp/deactivate/', async (request, reply) => {
     verifyCsrf(request);
-    const user = request.page?.user;
+    const user = request.identity.user;
     if (!user) return redirectToLogin(reply, '/accounts/mfa/');
     if (!hasRecentReauth(request, reauthAge())) return redirectToReauth(reply, '/accounts/mfa/');
     await deactivateTotp(ctx, user.id);

@@ -24,7 +24,7 @@ export function registerSignupPages(pages: FastifyInstance, ctx: AppContext) {
   const db = ctx.db.kysely;
 
   pages.get('/accounts/signup/', async (request, reply) => {
-    if (request.page?.user) return seeOther(reply, '/accounts/profile/');
+    if (request.identity.user) return seeOther(reply, '/accounts/profile/');
     return renderPage(reply, 'accounts/views/signup', { title: 'Sign up', email: '', minLength: MIN_PASSWORD_LENGTH });
   });
 
@@ -85,12 +85,12 @@ export function registerSignupPages(pages: FastifyInstance, ctx: AppContext) {
     });
     if (!confirmed) return renderError(reply, 410, 'This confirmation link is invalid, expired or already used.', '/accounts/login/');
     setNotice(reply, 'Your e-mail address is confirmed.');
-    return seeOther(reply, request.page?.user ? '/accounts/profile/' : '/accounts/login/');
+    return seeOther(reply, request.identity.user ? '/accounts/profile/' : '/accounts/login/');
   });
 
   pages.post('/accounts/confirm-email/resend/', async (request, reply) => {
     verifyCsrf(request);
-    const user = request.page?.user;
+    const user = request.identity.user;
     if (!user) return redirectToLogin(reply, '/accounts/profile/');
     const back = safeNextPath(formString(request, 'next'));
     const row = await findUserByEmail(db, user.email);

@@ -43,11 +43,12 @@ export function throttleRequest(
   reply: FastifyReply,
   done: (error?: Error) => void,
 ): void {
+  const user = request.identity.user;
   const result =
     request.routeOptions.config?.throttle === 'auth'
       ? throttle.consume('auth', clientAddresses.of(request.raw))
-      : request.principal
-        ? throttle.consume('user', String(request.principal.user.id))
+      : user
+        ? throttle.consume('user', String(user.id))
         : throttle.consume('anon', clientAddresses.of(request.raw));
   if (result instanceof Promise) result.then((counted) => applyResult(reply, counted, done), done);
   else applyResult(reply, result, done);

@@ -2,10 +2,8 @@
 // discovery paths (mount.ts), the interaction pages, OAuth access tokens accepted on the API, and
 // the RFC 9728 protected resource metadata that the API's 401 answers point to.
 import type { AppContext, TypedApp } from '../app-context.ts';
-import { sessionUser } from '../accounts/session-auth.ts';
 import { OAuthBearerResolver } from './bearer.ts';
 import { refusedClientIds } from './first-party.ts';
-import { stashPage } from './html.ts';
 import { registerInteractionPages } from './interactions.ts';
 import { installOAuthMount } from './mount.ts';
 
@@ -14,10 +12,7 @@ export async function registerOAuth(app: TypedApp, ctx: AppContext): Promise<voi
   // The library answers 500 itself; the cause goes to the service's log.
   server.onBuilt((built) => built.provider.on('server_error', (_koa: unknown, error: Error) => app.log.error({ err: error }, 'oauth server error')));
   ctx.authenticator.addBearer(new OAuthBearerResolver(async () => (await server.get()).provider, ctx.db.kysely, server.resource, refusedClientIds(ctx.config)));
-  installOAuthMount(app, ctx, server, async (request) => {
-    stashPage(request);
-    return (await sessionUser(ctx, request))?.id ?? null;
-  });
+  installOAuthMount(app, ctx, server);
   registerInteractionPages(app, ctx, server);
 
   // RFC 9728: where MCP-style clients learn which authorization server protects the API, and its scopes.

@@ -2,7 +2,8 @@
 // bearer resolver used by the API on every request.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
-import type { AuthUser, BearerResolver, Principal } from '../http/auth.ts';
+import type { BearerResolver } from '../http/auth.ts';
+import { bearerIdentity, type AuthenticatedIdentity } from '../http/identity.ts';
 import { externalChanges } from '../db/connection.ts';
 import { isPublishedWrite } from '../db/write-feed.ts';
 import { onTableWrite } from '../db/write-watch.ts';
@@ -132,9 +133,8 @@ interface CachedPat {
   lastUsedMs: number;
   /** ms since the epoch, or Infinity */
   expiresAt: number;
-  user: AuthUser;
-  scopes: ReadonlySet<string> | null;
-  credentialId: string;
+  /** What every request with this token is: one frozen object, so a cached token allocates none. */
+  identity: AuthenticatedIdentity;
 }
 
 export class PatResolver implements BearerResolver {
@@ -168,7 +168,7 @@ export class PatResolver implements BearerResolver {
       external.subscribe(() => this.invalidate());
     }
     // The listener lives as long as the process (one resolver per app); it only clears a Map. Our
-    // own last_used_at bookkeeping changes nothing a principal carries (isPublishedWrite).
+    // own last_used_at bookkeeping changes nothing an identity carries (isPublishedWrite).
     onTableWrite((table, columns) => {
       if (isPublishedWrite(table, columns)) this.invalidate();
     });
@@ -185,7 +185,7 @@ export class PatResolver implements BearerResolver {
   }
 
   /** Synchronous when the token is cached (the hot path: no promise), a promise when it is read. */
-  resolve(token: string): Principal | null | Promise<Principal | null> {
+  resolve(token: string): AuthenticatedIdentity | null | Promise<AuthenticatedIdentity | null> {
     if (!hasPatShape(token)) return null;
     const hash = hashPat(token);
     const now = Date.now();
@@ -209,16 +209,16 @@ export class PatResolver implements BearerResolver {
     }
     // The checksum is checked before a database lookup only: a cached entry was loaded for this
     // very hash, after its token passed the checksum.
-    if (entry) return this.#principal(entry, now);
+    if (entry) return this.#identity(entry, now);
     if (!hasValidChecksum(token)) return null;
-    return this.#load(hash, now).then((loaded) => (loaded ? this.#principal(loaded, now) : null));
+    return this.#load(hash, now).then((loaded) => (loaded ? this.#identity(loaded, now) : null));
   }
 
-  #principal(entry: CachedPat, now: number): Principal | null {
+  #identity(entry: CachedPat, now: number): AuthenticatedIdentity | null {
     if (entry.expiresAt <= now) return null;
     entry.usedAt = now;
     this.#lastUsed.touch(entry.tokenId, entry.lastUsedMs, now);
-    return { user: entry.user, kind: 'pat', scopes: entry.scopes, credentialId: entry.credentialId };
+    return entry.identity;
   }
 
   #query() {
@@ -258,9 +258,7 @@ export class PatResolver implements BearerResolver {
       lastUsedMs: row.last_used_at === null ? 0 : Date.parse(row.last_used_at),
       expiresAt: row.expires_at === null ? Infinity : Date.parse(row.expires_at),
       // Shared by every request this entry serves: frozen so that no route can alter another's.
-      user: Object.freeze(toAuthUser(row)),
-      scopes: fullAccess ? null : new Set(scopes),
-      credentialId: `pat:${row.token_id}`,
+      identity: Object.freeze(bearerIdentity('pat', Object.freeze(toAuthUser(row)), `pat:${row.token_id}`, fullAccess ? null : new Set(scopes))),
     };
   }
 
@@ -324,7 +322,7 @@ export class PatResolver implements BearerResolver {
 
 /** True when the row still says what the entry holds (the entry can be kept as it is). */
 function sameRow(entry: CachedPat, row: PatRow): boolean {
-  const user = entry.user;
+  const user = entry.identity.user;
   return (
     row.revoked_at === null &&
     row.is_active === 1 &&
