@@ -23,7 +23,7 @@ import { registerOAuth } from './oauth/routes.ts';
 import { registerProductRoutes } from './products/routes.ts';
 import { registerTeamRoutes } from './teams/routes.ts';
 import { registerWebhookRoutes } from './webhooks/routes.ts';
-import { PatResolver } from './tokens/pats.ts';
+import { PatResolver } from './tokens/pat-resolver.ts';
 import { registerTokenRoutes } from './tokens/routes.ts';
 import { installWeb, isPagePath } from './web/install.ts';
 
