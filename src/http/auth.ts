@@ -88,7 +88,11 @@ export class Authenticator {
     const token = match[1];
     const resolver = this.#bearer.find((candidate) => candidate.matches(token));
     const resolved = resolver ? resolver.resolve(token, request) : null;
-    if (resolved instanceof Promise) return resolved.then((identity) => settleBearer(request, identity));
+    if (resolved instanceof Promise) {
+      // Nobody until the resolver answers, so that an error answer (a failed query) has an identity too.
+      request.identity = ANONYMOUS;
+      return resolved.then((identity) => settleBearer(request, identity));
+    }
     settleBearer(request, resolved);
   }
 

@@ -41,7 +41,8 @@ export const eta = new Eta({
   cache: process.env.NODE_ENV !== 'development',
 });
 
-function pageState(request: FastifyRequest): PageState {
+/** The page state of a page request (a programming error elsewhere: installWeb's hook did not run). */
+export function pageState(request: FastifyRequest): PageState {
   if (!request.page) throw new Error(`web page state missing for ${request.url}: is installWeb's hook running on this path?`);
   return request.page;
 }
