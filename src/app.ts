@@ -4,8 +4,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext, TypedApp } from './app-context.ts';
 import { registerMeRoutes } from './accounts/me-routes.ts';
 import { registerAccountPages } from './accounts/routes.ts';
-import { sessionViewer } from './accounts/session-auth.ts';
 import { installAuthentication } from './http/auth.ts';
+import { ANONYMOUS } from './http/identity.ts';
 import { handleClientError, handleError, handleFrameworkError, installErrorHandling } from './http/errors.ts';
 import { registerHealthRoutes } from './http/health.ts';
 import { registerOpenApi } from './http/openapi.ts';
@@ -23,9 +23,9 @@ import { registerOAuth } from './oauth/routes.ts';
 import { registerProductRoutes } from './products/routes.ts';
 import { registerTeamRoutes } from './teams/routes.ts';
 import { registerWebhookRoutes } from './webhooks/routes.ts';
-import { PatResolver } from './tokens/pats.ts';
+import { PatResolver } from './tokens/pat-resolver.ts';
 import { registerTokenRoutes } from './tokens/routes.ts';
-import { installWeb } from './web/install.ts';
+import { installWeb, isPagePath } from './web/install.ts';
 
 export const isApiPath = (url: string) => url.startsWith('/api/');
 
@@ -47,7 +47,10 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
     // Errors raised before routing (bad percent-encoding, an over-long path parameter) get the
     // problem shape and the request id too, and under /api/ are counted and carry X-RateLimit-*.
     frameworkErrors: (error, request, reply) => {
-      if (!isApiPath(request.url)) return handleFrameworkError(error, request, reply);
+      if (!isApiPath(request.url)) {
+        request.identity = ANONYMOUS;
+        return handleFrameworkError(error, request, reply);
+      }
       apiHook(request, reply, (refused?: Error) => (refused ? handleError(refused as FastifyError, request, reply) : handleFrameworkError(error, request, reply)));
     },
     clientErrorHandler: handleClientError,
@@ -66,8 +69,8 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
 
   // Callback style, so that a request with a cached PAT in memory mode passes without a promise.
   const apiHook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
-    // After authentication: the principal picks the bucket (user, or the anonymous address).
-    const count = () => throttleRequest(ctx.throttle, config, request, reply, done);
+    // After authentication: the identity picks the bucket (user, or the anonymous address).
+    const count = () => throttleRequest(ctx.throttle, ctx.clientAddresses, request, reply, done);
     const authenticating = ctx.authenticator.authenticate(request);
     if (!authenticating) return count();
     authenticating.then(() => {
@@ -78,6 +81,9 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
       }
     }, done);
   };
+  // The one hook that sets request.identity, first of all onRequest hooks: the API authenticates
+  // (then counts the request), pages look at the session cookie, anything else is anonymous (a
+  // browser's cookie costs machine endpoints, static files and health checks no session query).
   app.addHook('onRequest', (request, reply, done) => {
     // A request pipelined behind a refused body, on a connection that is closing, is never run.
     if (isClosingConnection(request.raw)) {
@@ -85,16 +91,23 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
       return done();
     }
     reply.header('X-Request-ID', request.id);
-    if (isApiPath(request.url)) apiHook(request, reply, done);
-    else done();
+    const url = request.url;
+    if (isApiPath(url)) return apiHook(request, reply, done);
+    if (!isPagePath(url)) {
+      request.identity = ANONYMOUS;
+      return done();
+    }
+    const loading = ctx.authenticator.authenticatePage(request);
+    if (!loading) return done();
+    loading.then(() => done(), done);
   });
   // Redis (when configured) is connected before the first request and closed with the app.
   app.addHook('onReady', () => ctx.throttle.connect(app.log));
   app.addHook('onClose', () => ctx.throttle.close());
   // Tokens' last_used_at waiting for their batch are written while the database is still open.
   app.addHook('onClose', () => pats.close());
-  // Browser pages: cookies, form bodies, the stylesheet, the page viewer (session) and CSRF seed.
-  await installWeb(app, ctx, sessionViewer(ctx));
+  // Browser pages: cookies, form bodies, the stylesheet, the CSRF seed and notices.
+  await installWeb(app, ctx);
   // OAuth 2.0 server (after installWeb: its /o/ pages need the cookies and page state).
   await registerOAuth(app, ctx);
 

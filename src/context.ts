@@ -1,23 +1,38 @@
-// Builds the AppContext shared by the HTTP server, the worker and the CLI.
+// Builds the AppContext shared by the HTTP server, the worker and the CLI: one per app, holding all
+// of its state (app-context.ts).
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import type { AppContext } from './app-context.ts';
+import { SessionStore } from './accounts/sessions.ts';
 import type { Config } from './config.ts';
 import { openDb } from './db/connection.ts';
 import { Authenticator } from './http/auth.ts';
+import { ClientAddresses } from './http/client-address.ts';
 import { ScopeRegistry } from './http/scopes.ts';
 import { Throttle } from './http/throttle.ts';
+import { newMailState } from './mail/state.ts';
+import { LazyOAuthServer } from './oauth/lazy-server.ts';
 import { ensureSecretKey } from './secrets.ts';
+import { JwtKeyCache } from './tokens/jwt-keys.ts';
 
 export function createContext(config: Config): AppContext {
   fs.mkdirSync(config.dataDir, { recursive: true });
   const resolved: Config = { ...config, secretKey: ensureSecretKey(config) };
-  return {
+  const db = openDb(resolved.databaseUrl, { sqliteBusyTimeoutMs: resolved.sqliteBusyTimeoutMs });
+  const clientAddresses = new ClientAddresses(resolved.trustedProxies);
+  const ctx: AppContext = {
     config: resolved,
-    db: openDb(resolved.databaseUrl, { sqliteBusyTimeoutMs: resolved.sqliteBusyTimeoutMs }),
+    db,
     authenticator: new Authenticator(resolved.baseUrl),
     scopes: new ScopeRegistry(resolved.extraScopes),
     throttle: new Throttle(resolved),
     wake: new EventEmitter().setMaxListeners(0),
+    clientAddresses,
+    sessions: new SessionStore(db, resolved, clientAddresses),
+    jwtKeys: new JwtKeyCache(),
+    mail: newMailState(),
+    // Loaded with the provider's modules on first use; built for this context, whatever it is then.
+    oauth: new LazyOAuthServer(resolved.baseUrl, async () => (await import('./oauth/provider.ts')).createOAuthServer(ctx)),
   };
+  return ctx;
 }

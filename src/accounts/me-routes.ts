@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext, TypedApp } from '../app-context.ts';
+import { requireUser } from '../http/identity.ts';
 import { badRequest, type FieldError } from '../http/problem.ts';
 import { ProblemRef, authErrors } from '../http/schemas.ts';
 import { containsLink, hasControlCharacters } from '../util/links.ts';
@@ -71,9 +72,9 @@ export function registerMeRoutes(app: TypedApp, ctx: AppContext) {
         response: { 200: Type.Ref('Profile'), ...authErrors },
       },
     },
-    // Synchronous (reply.send, no promise): the principal already holds the profile.
+    // Synchronous (reply.send, no promise): the identity already holds the profile.
     (request, reply) => {
-      reply.send(profileOf(request.principal!.user));
+      reply.send(profileOf(requireUser(request).user));
     },
   );
 
@@ -94,7 +95,7 @@ export function registerMeRoutes(app: TypedApp, ctx: AppContext) {
       },
     },
     async (request) => {
-      const user = request.principal!.user;
+      const user = requireUser(request).user;
       const wanted = cleanNames(request.body as Partial<Record<ProfileField, string>>);
       // One code path with the profile page: the change and its user.profile.updated events (one per
       // active team, none for a no-op) commit together in updateProfileNames. Only the fields sent

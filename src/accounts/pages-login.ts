@@ -1,14 +1,12 @@
 // Log in (with the TOTP step for enrolled users) and log out.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.ts';
-import { clientAddress } from '../http/client-address.ts';
 import { formString } from '../web/forms.ts';
 import { renderPage, seeOther, setNotice, verifyCsrf } from '../web/render.ts';
 import { checkThrottle, clearFailures, lockedOut, recordFailure } from './auth-throttle.ts';
 import { normaliseEmail } from './email.ts';
 import { burnPasswordCheck, verifyPassword } from './passwords.ts';
 import { safeNextPath } from './session-auth.ts';
-import { endSession, loadSession, startSession } from './sessions.ts';
 import { hasTotp, useRecoveryCode, verifyTotpCode } from './totp.ts';
 import { findUserByEmail } from './users.ts';
 
@@ -21,7 +19,7 @@ export function registerLoginPages(pages: FastifyInstance, ctx: AppContext) {
 
   pages.get('/accounts/login/', async (request, reply) => {
     const next = nextOf(request);
-    if (request.page?.user) return seeOther(reply, next);
+    if (request.identity.user) return seeOther(reply, next);
     return renderPage(reply, 'accounts/views/login', { title: 'Log in', email: '', next });
   });
 
@@ -31,7 +29,7 @@ export function registerLoginPages(pages: FastifyInstance, ctx: AppContext) {
     const password = formString(request, 'password', { trim: false });
     const next = safeNextPath(formString(request, 'next'));
     const form = { title: 'Log in', email, next };
-    const address = clientAddress(ctx.config, request.raw);
+    const address = ctx.clientAddresses.of(request.raw);
     const throttle = await checkThrottle(ctx, 'login', email, address);
     if (throttle.locked) {
       return renderPage(reply, 'accounts/views/login', { ...form, error: lockedOut(reply, throttle) }, { status: 429 });
@@ -45,16 +43,16 @@ export function registerLoginPages(pages: FastifyInstance, ctx: AppContext) {
     }
     await clearFailures(ctx, 'login', email, address);
     if (await hasTotp(ctx, user.id)) {
-      await startSession(ctx, request, reply, user.id, 'mfa');
+      await ctx.sessions.start(request, reply, user.id, 'mfa');
       return seeOther(reply, `/accounts/login/totp/?next=${encodeURIComponent(next)}`);
     }
-    await startSession(ctx, request, reply, user.id, 'full');
+    await ctx.sessions.start(request, reply, user.id, 'full');
     return seeOther(reply, next);
   });
 
   pages.get('/accounts/login/totp/', async (request, reply) => {
     const next = nextOf(request);
-    const session = await loadSession(ctx, request);
+    const session = request.identity.session;
     if (session?.stage === 'full') return seeOther(reply, next);
     if (!session) return seeOther(reply, `/accounts/login/?next=${encodeURIComponent(next)}`);
     return renderPage(reply, 'accounts/views/login-totp', { title: 'Two-factor authentication', next });
@@ -63,28 +61,28 @@ export function registerLoginPages(pages: FastifyInstance, ctx: AppContext) {
   pages.post('/accounts/login/totp/', async (request, reply) => {
     verifyCsrf(request);
     const next = safeNextPath(formString(request, 'next'));
-    const session = await loadSession(ctx, request);
+    const session = request.identity.session;
     if (!session || session.stage !== 'mfa') return seeOther(reply, `/accounts/login/?next=${encodeURIComponent(next)}`);
-    const address = clientAddress(ctx.config, request.raw);
-    const account = session.user.email;
+    const address = ctx.clientAddresses.of(request.raw);
+    const account = session.account.email;
     const throttle = await checkThrottle(ctx, 'totp', account, address);
     if (throttle.locked) {
       return renderPage(reply, 'accounts/views/login-totp', { title: 'Two-factor authentication', next, error: lockedOut(reply, throttle) }, { status: 429 });
     }
     const code = formString(request, 'code', { max: 40 });
-    const ok = (await verifyTotpCode(ctx, session.user.id, code)) || (await useRecoveryCode(ctx, session.user.id, code));
+    const ok = (await verifyTotpCode(ctx, session.account.id, code)) || (await useRecoveryCode(ctx, session.account.id, code));
     if (!ok) {
       await recordFailure(ctx, 'totp', account, address);
       return renderPage(reply, 'accounts/views/login-totp', { title: 'Two-factor authentication', next, error: 'That code is not valid. Try the current code.' }, { status: 400 });
     }
     await clearFailures(ctx, 'totp', account, address);
-    await startSession(ctx, request, reply, session.user.id, 'full');
+    await ctx.sessions.start(request, reply, session.account.id, 'full');
     return seeOther(reply, next);
   });
 
   pages.post('/accounts/logout/', async (request, reply) => {
     verifyCsrf(request);
-    await endSession(ctx, request, reply);
+    await ctx.sessions.end(request, reply);
     setNotice(reply, 'You have been logged out.');
     return seeOther(reply, '/accounts/login/');
   });

@@ -3,7 +3,6 @@
 // recent re-authentication (SERVICE_REAUTH_MAX_AGE_SECONDS; login counts).
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.ts';
-import { clientAddress } from '../http/client-address.ts';
 import { formString } from '../web/forms.ts';
 import { setOnce, takeOnce } from '../web/once.ts';
 import { renderPage, seeOther, setNotice, verifyCsrf } from '../web/render.ts';
@@ -23,14 +22,14 @@ export function registerMfaPages(pages: FastifyInstance, ctx: AppContext) {
   });
 
   pages.get('/accounts/mfa/', async (request, reply) => {
-    const user = request.page?.user;
+    const user = request.identity.user;
     if (!user) return redirectToLogin(reply, '/accounts/mfa/');
     return renderPage(reply, 'accounts/views/mfa', await page(user.id, user.email));
   });
 
   pages.post('/accounts/mfa/totp/start/', async (request, reply) => {
     verifyCsrf(request);
-    const user = request.page?.user;
+    const user = request.identity.user;
     if (!user) return redirectToLogin(reply, '/accounts/mfa/');
     // Someone holding a stolen session must not be able to put their own second factor on the account.
     if (!hasRecentReauth(request, reauthAge())) return redirectToReauth(reply, '/accounts/mfa/');
@@ -40,9 +39,9 @@ export function registerMfaPages(pages: FastifyInstance, ctx: AppContext) {
 
   pages.post('/accounts/mfa/totp/', async (request, reply) => {
     verifyCsrf(request);
-    const user = request.page?.user;
+    const user = request.identity.user;
     if (!user) return redirectToLogin(reply, '/accounts/mfa/');
-    const address = clientAddress(ctx.config, request.raw);
+    const address = ctx.clientAddresses.of(request.raw);
     const throttle = await checkThrottle(ctx, 'totp', user.email, address);
     if (throttle.locked) return renderPage(reply, 'accounts/views/mfa', { ...(await page(user.id, user.email)), error: lockedOut(reply, throttle) }, { status: 429 });
     const codes = await confirmEnrolment(ctx, user.id, formString(request, 'code', { max: 20 }));
@@ -56,7 +55,7 @@ export function registerMfaPages(pages: FastifyInstance, ctx: AppContext) {
   });
 
   pages.get(CODES_PAGE, async (request, reply) => {
-    const user = request.page?.user;
+    const user = request.identity.user;
     if (!user) return redirectToLogin(reply, '/accounts/mfa/');
     const codes = takeOnce<string[]>(request, reply, CODES_PAGE);
     return renderPage(reply, 'accounts/views/recovery-codes', { title: 'Recovery codes', codes });
@@ -64,7 +63,7 @@ export function registerMfaPages(pages: FastifyInstance, ctx: AppContext) {
 
   pages.post(CODES_PAGE, async (request, reply) => {
     verifyCsrf(request);
-    const user = request.page?.user;
+    const user = request.identity.user;
     if (!user) return redirectToLogin(reply, '/accounts/mfa/');
     if (!hasRecentReauth(request, reauthAge())) return redirectToReauth(reply, '/accounts/mfa/');
     if (!(await totpStatus(ctx, user.id)).enrolled) return seeOther(reply, '/accounts/mfa/');
@@ -74,7 +73,7 @@ export function registerMfaPages(pages: FastifyInstance, ctx: AppContext) {
 
   pages.post('/accounts/mfa/totp/deactivate/', async (request, reply) => {
     verifyCsrf(request);
-    const user = request.page?.user;
+    const user = request.identity.user;
     if (!user) return redirectToLogin(reply, '/accounts/mfa/');
     if (!hasRecentReauth(request, reauthAge())) return redirectToReauth(reply, '/accounts/mfa/');
     await deactivateTotp(ctx, user.id);

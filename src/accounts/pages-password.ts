@@ -3,7 +3,6 @@
 // address (the link proved it is theirs) and tells the owner by e-mail.
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.ts';
-import { clientAddress } from '../http/client-address.ts';
 import { nowIso } from '../util/time.ts';
 import { formString } from '../web/forms.ts';
 import { renderError, renderPage, seeOther, setNotice, verifyCsrf } from '../web/render.ts';
@@ -30,7 +29,7 @@ export function registerPasswordPages(pages: FastifyInstance, ctx: AppContext) {
     if (!isValidEmail(email)) {
       return renderPage(reply, 'accounts/views/reset-request', { title: 'Reset your password', email, error: 'Enter a valid e-mail address.' }, { status: 400 });
     }
-    const address = clientAddress(ctx.config, request.raw);
+    const address = ctx.clientAddresses.of(request.raw);
     const throttle = await checkThrottle(ctx, 'reset', email, address);
     if (throttle.locked) {
       return renderPage(reply, 'accounts/views/reset-request', { title: 'Reset your password', email, error: lockedOut(reply, throttle) }, { status: 429 });

@@ -3,7 +3,6 @@
 // account" e-mail instead), so the page never tells who is registered.
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.ts';
-import { clientAddress } from '../http/client-address.ts';
 import { nowIso } from '../util/time.ts';
 import { formString } from '../web/forms.ts';
 import { renderError, renderPage, seeOther, setNotice, verifyCsrf } from '../web/render.ts';
@@ -25,7 +24,7 @@ export function registerSignupPages(pages: FastifyInstance, ctx: AppContext) {
   const db = ctx.db.kysely;
 
   pages.get('/accounts/signup/', async (request, reply) => {
-    if (request.page?.user) return seeOther(reply, '/accounts/profile/');
+    if (request.identity.user) return seeOther(reply, '/accounts/profile/');
     return renderPage(reply, 'accounts/views/signup', { title: 'Sign up', email: '', minLength: MIN_PASSWORD_LENGTH });
   });
 
@@ -38,7 +37,7 @@ export function registerSignupPages(pages: FastifyInstance, ctx: AppContext) {
     const problem = passwordProblem(password, email);
     if (problem) return renderPage(reply, 'accounts/views/signup', { ...form, error: problem }, { status: 400 });
     // Each sign-up sends an e-mail: limited per (address, client) like the other mail-sending forms.
-    const address = clientAddress(ctx.config, request.raw);
+    const address = ctx.clientAddresses.of(request.raw);
     const throttle = await checkThrottle(ctx, 'verify', email, address);
     if (throttle.locked) return renderPage(reply, 'accounts/views/signup', { ...form, error: lockedOut(reply, throttle) }, { status: 429 });
     await recordFailure(ctx, 'verify', email, address);
@@ -86,12 +85,12 @@ export function registerSignupPages(pages: FastifyInstance, ctx: AppContext) {
     });
     if (!confirmed) return renderError(reply, 410, 'This confirmation link is invalid, expired or already used.', '/accounts/login/');
     setNotice(reply, 'Your e-mail address is confirmed.');
-    return seeOther(reply, request.page?.user ? '/accounts/profile/' : '/accounts/login/');
+    return seeOther(reply, request.identity.user ? '/accounts/profile/' : '/accounts/login/');
   });
 
   pages.post('/accounts/confirm-email/resend/', async (request, reply) => {
     verifyCsrf(request);
-    const user = request.page?.user;
+    const user = request.identity.user;
     if (!user) return redirectToLogin(reply, '/accounts/profile/');
     const back = safeNextPath(formString(request, 'next'));
     const row = await findUserByEmail(db, user.email);
@@ -99,7 +98,7 @@ export function registerSignupPages(pages: FastifyInstance, ctx: AppContext) {
       setNotice(reply, 'Your e-mail address is already confirmed.');
       return seeOther(reply, back);
     }
-    const address = clientAddress(ctx.config, request.raw);
+    const address = ctx.clientAddresses.of(request.raw);
     const throttle = await checkThrottle(ctx, 'verify', user.email, address);
     if (throttle.locked) {
       setNotice(reply, lockedMessage(throttle));

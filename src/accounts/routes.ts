@@ -1,4 +1,4 @@
-// The accounts capability's HTTP side: the session resolver for the API and the account pages.
+// The accounts capability's HTTP side: the session resolver (for pages and the API) and the account pages.
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.ts';
 import { usePageErrors } from '../web/render.ts';
@@ -10,7 +10,7 @@ import { registerSignupPages } from './pages-signup.ts';
 import { sessionResolver } from './session-auth.ts';
 
 export async function registerAccountPages(app: FastifyInstance, ctx: AppContext) {
-  ctx.authenticator.addAmbient(sessionResolver(ctx));
+  ctx.authenticator.useSessions(sessionResolver(ctx));
   await app.register(async (pages) => {
     usePageErrors(pages);
     registerLoginPages(pages, ctx);

@@ -1,23 +1,15 @@
-// What other capabilities use to know the browser's user: sessionUser() on any path (pages, /o/*),
-// redirectToLogin(), hasRecentReauth(), and the ambient resolver that lets a logged-in browser call
-// the API with its session cookie (kind 'session', the user's full access; unsafe methods need the
-// X-CSRF-Token header; a request with an Authorization header never looks at the session).
+// What other capabilities use about the browser's session: the session resolver that the
+// authentication hook asks (http/auth.ts: pages get the session of either stage; the API accepts a
+// full session's cookie alone, as kind 'session' with the user's full access, and unsafe methods
+// need the X-CSRF-Token header), redirectToLogin(), hasRecentReauth(). The user of a request is
+// request.identity.user (http/identity.ts), wherever it was learned.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.ts';
-import type { AmbientResolver, AuthUser } from '../http/auth.ts';
+import type { SessionResolver } from '../http/auth.ts';
+import { ANONYMOUS, type Identity, type SessionInfo } from '../http/identity.ts';
 import { HttpProblem } from '../http/problem.ts';
 import { CSRF_HEADER, csrfTokenMatches } from '../web/csrf.ts';
-import type { ViewerLoader } from '../web/install.ts';
-import { loadSession, loadedSession, sessionCookieValue } from './sessions.ts';
-
-export { CSRF_HEADER } from '../web/csrf.ts';
-export { loadSession } from './sessions.ts';
-
-/** The logged-in user of this request's session cookie, or null (no session, TOTP step pending, expired, inactive). */
-export async function sessionUser(ctx: AppContext, request: FastifyRequest): Promise<AuthUser | null> {
-  const session = await loadSession(ctx, request);
-  return session?.stage === 'full' ? session.user : null;
-}
+import { sessionCookieValue } from './sessions.ts';
 
 /**
  * `next` when it is a local path ("/accounts/tokens/?x=1"), else the fallback. Refuses absolute
@@ -45,10 +37,10 @@ export function redirectToReauth(reply: FastifyReply, nextPath: string) {
 
 /**
  * True when this request's session proved the password or a TOTP code (login counts) within the
- * last `maxAgeSeconds`. Needs the session loaded (sessionUser/loadSession, or any page request).
+ * last `maxAgeSeconds`.
  */
 export function hasRecentReauth(request: FastifyRequest, maxAgeSeconds: number): boolean {
-  const session = loadedSession(request);
+  const session = request.identity.session;
   return session?.stage === 'full' && session.reauthAt !== null && Date.now() - session.reauthAt <= maxAgeSeconds * 1000;
 }
 
@@ -59,27 +51,32 @@ function csrfSeedOf(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
-/** The API's session resolver, registered with ctx.authenticator.addAmbient(). */
-export function sessionResolver(ctx: AppContext): AmbientResolver {
-  const secretKey = ctx.config.secretKey!;
-  return async (request) => {
-    // The token endpoints authenticate by their body; a browser's cookie there means nothing.
-    if (!sessionCookieValue(request) || request.url.startsWith('/api/auth/')) return null;
-    const session = await loadSession(ctx, request);
-    if (!session || session.stage !== 'full') return null;
-    if (!SAFE_METHODS.has(request.method) && !csrfTokenMatches(secretKey, csrfSeedOf(request), session.id, request.headers[CSRF_HEADER])) {
-      throw new HttpProblem(403, `A request authenticated by the session cookie must send the X-CSRF-Token header with the page's CSRF token.`);
-    }
-    return { user: session.user, kind: 'session', scopes: null, credentialId: `session:${session.id.slice(0, 16)}` };
-  };
+/** The identity a session gives: a full session's user, or (pending TOTP) no user but the session. */
+export function sessionIdentity(session: SessionInfo): Identity {
+  if (session.stage !== 'full') return { ...ANONYMOUS, session };
+  return { user: session.account, kind: 'session', credentialId: `session:${session.id.slice(0, 16)}`, scopes: null, session, credentialError: null };
 }
 
-/** For installWeb: who the page viewer is. A pending-TOTP session has no user but binds CSRF tokens. */
-export function sessionViewer(ctx: AppContext): ViewerLoader {
-  return async (request) => {
-    if (!sessionCookieValue(request)) return null;
-    const session = await loadSession(ctx, request);
-    if (!session) return null;
-    return { user: session.stage === 'full' ? session.user : null, sessionId: session.id };
+/** The session resolver, registered with ctx.authenticator.useSessions(). */
+export function sessionResolver(ctx: AppContext): SessionResolver {
+  const secretKey = ctx.config.secretKey!;
+  return {
+    forPage(request) {
+      const cookie = sessionCookieValue(request);
+      if (!cookie) return null;
+      return ctx.sessions.load(cookie).then((session) => (session ? sessionIdentity(session) : ANONYMOUS));
+    },
+    forApi(request) {
+      const cookie = sessionCookieValue(request);
+      // The token endpoints authenticate by their body; a browser's cookie there means nothing.
+      if (!cookie || request.url.startsWith('/api/auth/')) return null;
+      return ctx.sessions.load(cookie).then((session) => {
+        if (!session || session.stage !== 'full') return ANONYMOUS;
+        if (!SAFE_METHODS.has(request.method) && !csrfTokenMatches(secretKey, csrfSeedOf(request), session.id, request.headers[CSRF_HEADER])) {
+          throw new HttpProblem(403, `A request authenticated by the session cookie must send the X-CSRF-Token header with the page's CSRF token.`);
+        }
+        return sessionIdentity(session);
+      });
+    },
   };
 }

@@ -1,7 +1,7 @@
 // Users: creation, lookup, activation. Other folders call these functions, never the table.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
-import type { AuthUser } from '../http/auth.ts';
+import type { AuthUser } from '../http/identity.ts';
 import { nowIso } from '../util/time.ts';
 import { isValidEmail, normaliseEmail } from './email.ts';
 import { hashPassword } from './passwords.ts';

@@ -1,51 +1,53 @@
-// Authentication resolves one principal {user, credential kind, scopes} per request, whatever the
-// credential (PAT, JWT, OAuth token, session). Credential modules register resolvers; routes only
-// declare the scopes they need (`config: { scopes: [...] }`, any one of them suffices).
+// Authentication sets the one `request.identity` (identity.ts), whatever the credential. Where each
+// credential is looked at:
+//  - /api/: the Authorization header (bearer resolvers: PAT, JWT, OAuth token); without the header,
+//    the session cookie (the session resolver). A request with the header never looks at the session.
+//  - pages: the session cookie only.
+//  - everything else (machine endpoints, static files, health): nothing, so a browser's cookie
+//    costs those no session query.
+// Credential modules register resolvers; routes only declare the scopes they need
+// (`config: { scopes: [...] }`, any one of them suffices).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ANONYMOUS, holdsAnyScope, isAuthenticated, missingScopeDetail, refusedCredential, type AuthenticatedIdentity, type Identity } from './identity.ts';
 import { securityRequirements } from './openapi.ts';
 import { HttpProblem } from './problem.ts';
-
-export type CredentialKind = 'pat' | 'jwt' | 'oauth' | 'session';
-
-export interface AuthUser {
-  id: number;
-  email: string;
-  first_name: string;
-  last_name: string;
-  display_name: string;
-  is_staff: boolean;
-}
-
-export interface Principal {
-  user: AuthUser;
-  kind: CredentialKind;
-  /** null means the credential carries the user's full access. */
-  scopes: ReadonlySet<string> | null;
-  /** Identifies the credential (token id, jti, session id) for logs and revocation. */
-  credentialId: string;
-}
 
 export interface BearerResolver {
   /** Cheap syntactic test: does this token look like one of mine? */
   matches(token: string): boolean;
   /**
-   * The principal, or null when the token is unknown, expired, revoked or its user inactive. A
+   * The identity, or null when the token is unknown, expired, revoked or its user inactive. A
    * resolver may answer synchronously (a cached token) so that the request needs no promise.
    */
-  resolve(token: string, request: FastifyRequest): Principal | null | Promise<Principal | null>;
+  resolve(token: string, request: FastifyRequest): AuthenticatedIdentity | null | Promise<AuthenticatedIdentity | null>;
 }
 
-/** Resolves a credential that does not come in the Authorization header (the session cookie). */
-export type AmbientResolver = (request: FastifyRequest) => Promise<Principal | null>;
+/**
+ * Resolves the browser session (the accounts capability owns sessions). Each answers null at once
+ * when the request carries no session cookie (nothing to look up, no promise), else the identity.
+ */
+export interface SessionResolver {
+  /** A page: the session of either stage (a pending-TOTP one has no user but binds CSRF tokens). */
+  forPage(request: FastifyRequest): Promise<Identity> | null;
+  /** An API call without Authorization: a full session only; unsafe methods must prove CSRF (else it throws the 403). */
+  forApi(request: FastifyRequest): Promise<Identity> | null;
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
-    principal: Principal | null;
-    /** Why a presented credential was refused; null when none was presented or it was valid. */
-    credentialError: string | null;
+    /** Set by app.ts's onRequest hook on every request, before routing decides anything. */
+    identity: Identity;
+    /**
+     * @deprecated The one remaining compatibility shim: the identity when it has a user, else null.
+     * Only webhooks/routes.ts still reads it; use requireUser()/requireScope() (identity.ts).
+     */
+    readonly principal: AuthenticatedIdentity | null;
+  }
+  interface FastifyInstance {
+    authenticator: Authenticator;
   }
   interface FastifyContextConfig {
-    /** The route needs an authenticated principal holding any one of these scopes. */
+    /** The route needs an authenticated identity holding any one of these scopes. */
     scopes?: string[];
   }
 }
@@ -54,7 +56,7 @@ const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]+)$/;
 
 export class Authenticator {
   readonly #bearer: BearerResolver[] = [];
-  readonly #ambient: AmbientResolver[] = [];
+  #sessions: SessionResolver | null = null;
   readonly #resourceMetadataUrl: string;
 
   constructor(baseUrl: string) {
@@ -65,70 +67,83 @@ export class Authenticator {
     this.#bearer.push(resolver);
   }
 
-  addAmbient(resolver: AmbientResolver) {
-    this.#ambient.push(resolver);
+  useSessions(resolver: SessionResolver) {
+    this.#sessions = resolver;
   }
 
   /**
-   * Sets request.principal / request.credentialError. Never throws for a bad credential. Returns a
-   * promise only when a resolver needs one (a token not cached, a session): a cached PAT is settled
-   * synchronously.
+   * An /api/ request: sets request.identity from the Authorization header, else from the session
+   * cookie. Never throws for a bad credential (a session call failing CSRF rejects the promise).
+   * Returns a promise only when a resolver needs one (a token not cached, a session): a cached PAT
+   * is settled synchronously.
    */
   authenticate(request: FastifyRequest): Promise<void> | undefined {
     const header = request.headers.authorization;
-    if (header === undefined) return this.#ambient.length > 0 ? this.#authenticateAmbient(request) : undefined;
+    if (header === undefined) return this.#settle(request, this.#sessions?.forApi(request) ?? null);
     const match = BEARER.exec(header);
     if (!match) {
-      request.credentialError = 'Authorization header must be "Bearer <token>".';
+      request.identity = refusedCredential('Authorization header must be "Bearer <token>".');
       return;
     }
     const token = match[1];
     const resolver = this.#bearer.find((candidate) => candidate.matches(token));
-    const principal = resolver ? resolver.resolve(token, request) : null;
-    if (principal instanceof Promise) return principal.then((resolved) => settleBearer(request, resolved));
-    settleBearer(request, principal);
+    const resolved = resolver ? resolver.resolve(token, request) : null;
+    if (resolved instanceof Promise) {
+      // Nobody until the resolver answers, so that an error answer (a failed query) has an identity too.
+      request.identity = ANONYMOUS;
+      return resolved.then((identity) => settleBearer(request, identity));
+    }
+    settleBearer(request, resolved);
   }
 
-  async #authenticateAmbient(request: FastifyRequest): Promise<void> {
-    for (const resolve of this.#ambient) {
-      const principal = await resolve(request);
-      if (principal) {
-        request.principal = principal;
-        return;
-      }
-    }
+  /** A page request: request.identity from the session cookie (either stage). */
+  authenticatePage(request: FastifyRequest): Promise<void> | undefined {
+    return this.#settle(request, this.#sessions?.forPage(request) ?? null);
+  }
+
+  #settle(request: FastifyRequest, loading: Promise<Identity> | null): Promise<void> | undefined {
+    request.identity = ANONYMOUS;
+    if (!loading) return;
+    return loading.then((identity) => {
+      request.identity = identity;
+    });
   }
 
   unauthorized(request: FastifyRequest): HttpProblem {
-    const error = request.credentialError ? ', error="invalid_token"' : '';
-    return new HttpProblem(401, request.credentialError ?? 'Authentication credentials were not provided.', {
+    const reason = request.identity.credentialError;
+    const error = reason ? ', error="invalid_token"' : '';
+    return new HttpProblem(401, reason ?? 'Authentication credentials were not provided.', {
       headers: { 'WWW-Authenticate': `Bearer realm="api"${error}, resource_metadata="${this.#resourceMetadataUrl}"` },
     });
   }
 
   /** preHandler for routes that declare scopes (callback style: no promise on every request). */
   requireScopes(scopes: readonly string[]) {
-    const needed = scopes.length === 1 ? `the "${scopes[0]}" scope` : `one of the scopes ${scopes.map((s) => `"${s}"`).join(', ')}`;
+    const refusal = missingScopeDetail(scopes);
     return (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
-      const principal = request.principal;
-      if (!principal) return done(this.unauthorized(request));
-      if (principal.scopes && !scopes.some((scope) => principal.scopes!.has(scope))) {
-        return done(new HttpProblem(403, `This credential lacks ${needed}.`));
-      }
+      const identity = request.identity;
+      if (!isAuthenticated(identity)) return done(this.unauthorized(request));
+      if (!holdsAnyScope(identity, scopes)) return done(new HttpProblem(403, refusal));
       done();
     };
   }
 }
 
-function settleBearer(request: FastifyRequest, principal: Principal | null): void {
-  if (principal) request.principal = principal;
-  else request.credentialError = 'Invalid, expired or revoked token.';
+function settleBearer(request: FastifyRequest, identity: AuthenticatedIdentity | null): void {
+  request.identity = identity ?? refusedCredential('Invalid, expired or revoked token.');
 }
 
 /** Decorates requests and wires scope checks into every route that declares `config.scopes`. */
 export function installAuthentication(app: FastifyInstance, authenticator: Authenticator) {
-  app.decorateRequest('principal', null);
-  app.decorateRequest('credentialError', null);
+  // Every request gets its identity in app.ts's first onRequest hook; the null before it is never read.
+  // (Fastify refuses an object as a request decoration's initial value, so ANONYMOUS cannot be it.)
+  app.decorateRequest('identity', null as unknown as Identity);
+  app.decorateRequest('principal', {
+    getter(this: FastifyRequest) {
+      return isAuthenticated(this.identity) ? this.identity : null;
+    },
+  });
+  app.decorate('authenticator', authenticator);
   app.addHook('onRoute', (route) => {
     const scopes = route.config?.scopes;
     if (!scopes) return;

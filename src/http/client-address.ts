@@ -3,24 +3,12 @@
 // trusted hops, and the right-most untrusted hop is the client (the hops to its left were written by
 // the client itself and can be forged). Fastify's own `trustProxy` is left off: it takes the
 // left-most XFF entry when given a hop count, and we want the per-request logic in one place that
-// the raw OAuth handlers can call too.
+// the raw OAuth handlers can call too. One ClientAddresses per app (ctx.clientAddresses), built from
+// its settings: the ranges are parsed once, and the hot path only matches.
 import type { IncomingMessage } from 'node:http';
 import ipaddr from 'ipaddr.js';
-import type { Config } from '../config.ts';
 
 type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
-
-/** Parsed once per Config object: the hot path only matches. */
-const trustedRanges = new WeakMap<Config, Range[]>();
-
-function rangesOf(config: Config): Range[] {
-  let ranges = trustedRanges.get(config);
-  if (!ranges) {
-    ranges = config.trustedProxies.map(parseRange);
-    trustedRanges.set(config, ranges);
-  }
-  return ranges;
-}
 
 /** "10.0.0.0/8", "2001:db8::/32" or a single address ("10.0.0.1" is a /32, "::1" a /128). */
 export function parseRange(text: string): Range {
@@ -66,24 +54,34 @@ function socketAddress(raw: IncomingMessage): string {
   return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
 }
 
-export function clientAddress(config: Config, raw: IncomingMessage): string {
-  const peer = socketAddress(raw);
-  // The common case (no proxies configured) costs one property read and no parsing.
-  if (config.trustedProxies.length === 0) return peer;
-  const ranges = rangesOf(config);
-  let current = parseAddress(peer);
-  if (!current || !isTrusted(current, ranges)) return peer;
-  const header = raw.headers['x-forwarded-for'];
-  if (!header) return current.toString();
-  // Node joins repeated X-Forwarded-For headers with ", ", so one split covers both forms.
-  const hops = (Array.isArray(header) ? header.join(',') : header).split(',');
-  for (let i = hops.length - 1; i >= 0; i--) {
-    const hop = parseAddress(stripPort(hops[i].trim()));
-    // A malformed entry cannot be a client we can name; the last good hop to its right is the
-    // nearest address we can vouch for.
-    if (!hop) break;
-    current = hop;
-    if (!isTrusted(hop, ranges)) break;
+export class ClientAddresses {
+  readonly #ranges: Range[];
+
+  /** `trustedProxies`: SERVICE_TRUSTED_PROXIES, as ranges or single addresses. */
+  constructor(trustedProxies: readonly string[]) {
+    this.#ranges = trustedProxies.map(parseRange);
   }
-  return current.toString();
+
+  /** The client's address for this request (see the top of this file). */
+  of(raw: IncomingMessage): string {
+    const peer = socketAddress(raw);
+    const ranges = this.#ranges;
+    // The common case (no proxies configured) costs one property read and no parsing.
+    if (ranges.length === 0) return peer;
+    let current = parseAddress(peer);
+    if (!current || !isTrusted(current, ranges)) return peer;
+    const header = raw.headers['x-forwarded-for'];
+    if (!header) return current.toString();
+    // Node joins repeated X-Forwarded-For headers with ", ", so one split covers both forms.
+    const hops = (Array.isArray(header) ? header.join(',') : header).split(',');
+    for (let i = hops.length - 1; i >= 0; i--) {
+      const hop = parseAddress(stripPort(hops[i].trim()));
+      // A malformed entry cannot be a client we can name; the last good hop to its right is the
+      // nearest address we can vouch for.
+      if (!hop) break;
+      current = hop;
+      if (!isTrusted(hop, ranges)) break;
+    }
+    return current.toString();
+  }
 }

@@ -21,7 +21,7 @@ import { badRequest, conflict } from './problem.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The route honours the Idempotency-Key header (POST routes; authenticated principals). */
+    /** The route honours the Idempotency-Key header (POST routes; authenticated callers). */
     idempotent?: boolean;
   }
   interface FastifyRequest {
@@ -126,10 +126,10 @@ class IdempotencyStore {
     }
     // Keys are scoped per user; an unauthenticated request (a route without scopes) has no scope
     // to keep them in, so the header is ignored there (documented in docs/traffic.md).
-    const principal = request.principal;
-    if (!principal) return;
+    const user = request.identity.user;
+    if (!user) return;
     const scope = {
-      user_id: principal.user.id,
+      user_id: user.id,
       method: request.method,
       path: pathOf(request.url),
       idempotency_key: key,

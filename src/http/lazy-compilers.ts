@@ -10,6 +10,13 @@
 import { createRequire } from 'node:module';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The app's schema compilations not run yet (for compileDeferredSchemas). */
+    deferredSchemas: Set<() => unknown> | null;
+  }
+}
+
 type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
 /** What Fastify passes a compiler for one part of one route (FastifyRouteSchemaDef). */
 interface RouteSchema {
@@ -29,12 +36,9 @@ type SerializerBuilder = (externalSchemas: unknown, options: unknown) => (route:
 // would use; required only when the first schema is compiled.
 const fastifyRequire = createRequire(createRequire(import.meta.url).resolve('fastify'));
 
-/** Deferred compilations of one app, for compileDeferredSchemas. */
-const deferredByApp = new WeakMap<object, Set<() => unknown>>();
-
 export interface LazyCompilers {
   compilersFactory: CompilersFactory;
-  /** Ties the deferred compilations to the app, for compileDeferredSchemas. */
+  /** Ties the deferred compilations to the app (an instance decoration), for compileDeferredSchemas. */
   attach(app: FastifyInstance): void;
 }
 
@@ -113,7 +117,7 @@ export function lazyCompilers({ bodyAjvOptions }: LazyCompilerOptions = {}): Laz
   return {
     // The library types these factories as unions of Ajv's and JTD's; these are the JSON Schema ones.
     compilersFactory: { buildValidator, buildSerializer } as unknown as CompilersFactory,
-    attach: (app) => deferredByApp.set(app, deferred),
+    attach: (app) => app.decorate('deferredSchemas', deferred),
   };
 }
 
@@ -122,7 +126,7 @@ export function lazyCompilers({ bodyAjvOptions }: LazyCompilerOptions = {}): Laz
  * start), so that a test finds a broken schema without requesting every route.
  */
 export function compileDeferredSchemas(app: FastifyInstance): number {
-  const deferred = deferredByApp.get(app);
+  const deferred = app.deferredSchemas;
   if (!deferred) return 0;
   let count = 0;
   for (const compile of [...deferred]) {

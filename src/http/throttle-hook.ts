@@ -3,8 +3,7 @@
 // throttleRequest() in its onRequest hook right after authentication, for every /api/ path
 // (unknown paths included).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Config } from '../config.ts';
-import { clientAddress } from './client-address.ts';
+import type { ClientAddresses } from './client-address.ts';
 import { HttpProblem } from './problem.ts';
 import { rateLimitField } from './ratelimit-fields.ts';
 import { throttledDetail, type RateResult, type Throttle } from './throttle.ts';
@@ -49,17 +48,18 @@ export function setRateLimitHeaders(reply: FastifyReply, result: RateResult): vo
  */
 export function throttleRequest(
   throttle: Throttle,
-  config: Config,
+  clientAddresses: ClientAddresses,
   request: FastifyRequest,
   reply: FastifyReply,
   done: (error?: Error) => void,
 ): void {
+  const user = request.identity.user;
   const result =
     request.routeOptions.config?.throttle === 'auth'
-      ? throttle.consume('auth', clientAddress(config, request.raw))
-      : request.principal
-        ? throttle.consume('user', String(request.principal.user.id))
-        : throttle.consume('anon', clientAddress(config, request.raw));
+      ? throttle.consume('auth', clientAddresses.of(request.raw))
+      : user
+        ? throttle.consume('user', String(user.id))
+        : throttle.consume('anon', clientAddresses.of(request.raw));
   if (result instanceof Promise) result.then((counted) => applyResult(reply, counted, done), done);
   else applyResult(reply, result, done);
 }

@@ -5,6 +5,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext, TypedApp } from '../app-context.ts';
 import { CursorPageOf, CursorQuery, cursorPage } from '../http/cursor.ts';
+import { requireUser } from '../http/identity.ts';
 import { HttpProblem, notFound } from '../http/problem.ts';
 import { ProblemRef, authErrors } from '../http/schemas.ts';
 import { parseOneAddress } from './addresses.ts';
@@ -23,7 +24,7 @@ const Suppression = Type.Object(
 );
 
 function requireStaff(request: FastifyRequest) {
-  if (!request.principal?.user.is_staff) throw new HttpProblem(403, 'Only staff users may manage the suppression list.');
+  if (!request.identity.user?.is_staff) throw new HttpProblem(403, 'Only staff users may manage the suppression list.');
 }
 
 // The body is optional on DELETE, so it is read here rather than by a route schema (which would require one).
@@ -79,7 +80,7 @@ export function registerSuppressionAdminRoutes(app: TypedApp, ctx: AppContext) {
       requireStaff(request);
       const email = parseOneAddress(request.params.email);
       if (!email) throw notFound('The address is not suppressed.');
-      const user = request.principal!.user;
+      const user = requireUser(request).user;
       const reason = releaseReason(request.body) || 'released through the admin API';
       const by = `user:${user.id} ${user.email}`;
       if (!(await releaseSuppression(db.kysely, email, by, reason))) throw notFound('The address is not suppressed.');

@@ -27,16 +27,9 @@ export interface IntakeNetwork {
   timeoutMs: number;
 }
 
-const networks = new WeakMap<object, IntakeNetwork>();
-
-/** The network settings of one app (created on first use); tests set `agents` on it. */
-export function intakeNetwork(ctx: AppContext): IntakeNetwork {
-  let network = networks.get(ctx);
-  if (!network) {
-    network = { agents: {}, timeoutMs: FETCH_TIMEOUT_MS };
-    networks.set(ctx, network);
-  }
-  return network;
+/** The network settings of one app (ctx.mail.intake, made on first use); tests set `agents` on it. */
+export function intakeNetwork(ctx: Pick<AppContext, 'mail'>): IntakeNetwork {
+  return (ctx.mail.intake ??= { agents: {}, timeoutMs: FETCH_TIMEOUT_MS });
 }
 
 const refuse = (log: Logger, message: SnsMessage | null, reason: string): never => {

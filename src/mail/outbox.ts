@@ -74,15 +74,9 @@ export async function queueMail(
   process.nextTick(() => ctx.wake.emit('mail'));
 }
 
-const transports = new WeakMap<object, MailTransport>();
-
+/** The app's transport (ctx.mail.transport), made on first use. */
 function transportFor(ctx: AppContext): MailTransport {
-  let transport = transports.get(ctx);
-  if (!transport) {
-    transport = createTransport(ctx.config);
-    transports.set(ctx, transport);
-  }
-  return transport;
+  return (ctx.mail.transport ??= createTransport(ctx.config));
 }
 
 /** Takes up to BATCH_SIZE queued (or lease-expired) rows for this sender. */
@@ -234,8 +228,8 @@ export const mailWorkerTask: WorkerTask = {
       }
     } finally {
       ctx.wake.off('mail', onWake);
-      transports.get(ctx)?.close();
-      transports.delete(ctx);
+      ctx.mail.transport?.close();
+      ctx.mail.transport = null;
     }
   },
 };

@@ -1,12 +1,13 @@
 // OAuth access tokens as API bearer credentials: the opaque token is looked up through the provider
 // (AccessToken.find: one indexed read, expiry and format checked by the library), then its user,
-// which must still be active. The principal carries exactly the token's scopes. Tokens of a client
+// which must still be active. The identity carries exactly the token's scopes. Tokens of a client
 // the operator turned off (the built-in CLI client, first-party.ts) stop working at once.
 import type { Kysely } from 'kysely';
 import type Provider from 'oidc-provider';
 import { toAuthUser } from '../accounts/users.ts';
 import type { Database } from '../db/schema.ts';
-import type { BearerResolver, Principal } from '../http/auth.ts';
+import type { BearerResolver } from '../http/auth.ts';
+import { bearerIdentity, type AuthenticatedIdentity } from '../http/identity.ts';
 
 // oidc-provider's opaque tokens: 256 random bits in base64url (43 characters).
 const OPAQUE_TOKEN = /^[A-Za-z0-9_-]{43}$/;
@@ -29,7 +30,7 @@ export class OAuthBearerResolver implements BearerResolver {
     return OPAQUE_TOKEN.test(token) && !token.startsWith('svc_');
   }
 
-  async resolve(token: string): Promise<Principal | null> {
+  async resolve(token: string): Promise<AuthenticatedIdentity | null> {
     const provider = await this.#provider();
     const accessToken = await provider.AccessToken.find(token);
     if (!accessToken || accessToken.isExpired || !accessToken.accountId) return null;
@@ -44,11 +45,7 @@ export class OAuthBearerResolver implements BearerResolver {
       .where('id', '=', Number(accessToken.accountId))
       .executeTakeFirst();
     if (!user || user.is_active !== 1) return null;
-    return {
-      user: toAuthUser(user),
-      kind: 'oauth',
-      scopes: new Set((accessToken.scope ?? '').split(' ').filter(Boolean)),
-      credentialId: `oauth:${accessToken.clientId}:${accessToken.grantId ?? ''}`,
-    };
+    const scopes = new Set((accessToken.scope ?? '').split(' ').filter(Boolean));
+    return bearerIdentity('oauth', toAuthUser(user), `oauth:${accessToken.clientId}:${accessToken.grantId ?? ''}`, scopes);
   }
 }

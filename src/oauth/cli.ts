@@ -7,7 +7,6 @@ import { CommandError, UsageError, optional, required, type Command } from '../c
 import { ScopeRegistry } from '../http/scopes.ts';
 import { KyselyAdapter } from './adapter.ts';
 import { DEVICE_GRANT } from './constants.ts';
-import { createOAuthServer } from './provider.ts';
 import { RegistrationError, normaliseClientMetadata } from './registration.ts';
 
 const GRANTS: Record<string, string> = { 'device-code': DEVICE_GRANT, 'authorization-code': 'authorization_code' };
@@ -53,7 +52,7 @@ const createClient: Command = {
       throw error;
     }
     const ctx = await open();
-    const { provider } = createOAuthServer(ctx);
+    const { provider } = await ctx.oauth.get();
     const clientId = randomBytes(16).toString('base64url');
     const secret = confidential ? randomBytes(48).toString('base64url') : null;
     const record = {

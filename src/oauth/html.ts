@@ -4,7 +4,7 @@
 // layout's logout form) on the raw request before it hands it over, and pageHtml() draws with it.
 import type { IncomingMessage } from 'node:http';
 import type { FastifyRequest } from 'fastify';
-import type { AuthUser } from '../http/auth.ts';
+import type { AuthUser } from '../http/identity.ts';
 import { csrfToken, eta } from '../web/render.ts';
 import { STYLESHEET_PATH } from '../web/static.ts';
 
@@ -17,7 +17,7 @@ const PAGE = Symbol('svc page state');
 
 export function stashPage(request: FastifyRequest) {
   if (!request.page) return;
-  (request.raw as unknown as Record<symbol, StashedPage>)[PAGE] = { user: request.page.user, csrfToken: csrfToken(request) };
+  (request.raw as unknown as Record<symbol, StashedPage>)[PAGE] = { user: request.identity.user, csrfToken: csrfToken(request) };
 }
 
 export function pageHtml(req: IncomingMessage, template: string, data: { title: string; error?: string | null; [key: string]: unknown }): string {

@@ -8,13 +8,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { InteractionResults } from 'oidc-provider';
 import type { AppContext, TypedApp } from '../app-context.ts';
-import { redirectToLogin, sessionUser } from '../accounts/session-auth.ts';
+import { redirectToLogin } from '../accounts/session-auth.ts';
 import { formString } from '../web/forms.ts';
 import { renderError, renderPage, seeOther, usePageErrors, verifyCsrf } from '../web/render.ts';
 import { interactionPath } from './constants.ts';
 import { grantScopes, rememberConsent } from './consents.ts';
 import type { OAuthServer } from './provider.ts';
-import type { LazyOAuthServer } from './routes.ts';
+import type { LazyOAuthServer } from './lazy-server.ts';
 
 type Details = Awaited<ReturnType<OAuthServer['provider']['interactionDetails']>>;
 
@@ -81,7 +81,7 @@ export function registerInteractionPages(app: TypedApp, ctx: AppContext, server:
     pages.get('/o/interaction/:uid/', async (request, reply) => {
       const details = await load(request, reply);
       if (!details) return renderError(reply, 400, EXPIRED, '/accounts/profile/');
-      const user = await sessionUser(ctx, request);
+      const user = request.identity.user;
       if (!user) return redirectToLogin(reply, interactionPath(details.uid));
       if (details.prompt.name === 'login') return finishLogin(request, reply, user.id);
       if (details.prompt.name !== 'consent') return renderError(reply, 400, EXPIRED);
@@ -114,7 +114,7 @@ export function registerInteractionPages(app: TypedApp, ctx: AppContext, server:
       verifyCsrf(request);
       const details = await load(request, reply);
       if (!details) return renderError(reply, 400, EXPIRED);
-      const user = await sessionUser(ctx, request);
+      const user = request.identity.user;
       if (!user) return redirectToLogin(reply, interactionPath(details.uid));
       if (details.prompt.name !== 'consent' || details.session?.accountId !== String(user.id)) {
         return renderError(reply, 400, EXPIRED);

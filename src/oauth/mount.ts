@@ -10,7 +10,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext, TypedApp } from '../app-context.ts';
 import { redirectToLogin } from '../accounts/session-auth.ts';
 import { hookForPaths } from '../http/path-hook.ts';
-import { clientAddress } from '../http/client-address.ts';
 import { sendProblem } from '../http/errors.ts';
 import { closeAfterAnswer } from '../http/refused-body.ts';
 import { rateLimitHeaders, type RateResult } from '../http/throttle.ts';
@@ -19,12 +18,10 @@ import { renderError } from '../web/render.ts';
 import { DEVICE_GRANT, OAUTH_ROUTES, setAppUser } from './constants.ts';
 import { checkDevicePoll } from './device-polling.ts';
 import type { OAuthServer } from './provider.ts';
-import type { LazyOAuthServer } from './routes.ts';
+import { stashPage } from './html.ts';
+import type { LazyOAuthServer } from './lazy-server.ts';
 import { RegistrationError, normaliseClientMetadata } from './registration.ts';
 import { userCodeEntryBlocked } from './user-code-throttle.ts';
-
-/** Resolves the user of the browser's app session (accounts), or null. */
-export type SessionUserLookup = (request: FastifyRequest) => Promise<number | null>;
 
 const WELL_KNOWN = ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration'];
 // The library's own body limit; larger OAuth requests are refused before it reads them.
@@ -53,7 +50,7 @@ function ownedPaths(dcrEnabled: boolean): Map<string, Owned> {
 // The library's resume endpoints (after an interaction): /o/authorize/<uid>, /o/device/<uid>.
 const RESUME = /^\/o\/(authorize|device)\/[A-Za-z0-9_-]{1,64}$/;
 
-export function installOAuthMount(app: TypedApp, ctx: AppContext, server: LazyOAuthServer, sessionUser: SessionUserLookup) {
+export function installOAuthMount(app: TypedApp, ctx: AppContext, server: LazyOAuthServer) {
   const { config } = ctx;
   const db = ctx.db.kysely;
   const owned = ownedPaths(config.dcrEnabled);
@@ -70,7 +67,7 @@ export function installOAuthMount(app: TypedApp, ctx: AppContext, server: LazyOA
       return sendProblem(reply, 405, `Method ${request.method} is not allowed on this path.`, { headers: { Allow: route.methods.join(', ') } });
     }
     const raw = request.raw;
-    const address = clientAddress(config, raw);
+    const address = ctx.clientAddresses.of(raw);
     let body: Buffer | null = null;
     let limited: RateResult | null = null;
     const throttle = async () => {
@@ -128,10 +125,10 @@ export function installOAuthMount(app: TypedApp, ctx: AppContext, server: LazyOA
         break;
       }
       case 'authorize':
-        setAppUser(raw, await sessionUser(request));
+        setAppUser(raw, browserUser(request));
         break;
       case 'device': {
-        const userId = await sessionUser(request);
+        const userId = browserUser(request);
         setAppUser(raw, userId);
         if (userId === null) {
           // The device page is for a logged-in person: log in first, then come back (code kept).
@@ -161,6 +158,16 @@ export function installOAuthMount(app: TypedApp, ctx: AppContext, server: LazyOA
     reply.hijack();
     handle(body ? replay(raw, body) : raw, res);
   }));
+}
+
+/**
+ * The app session's user id (or null) for the provider's login check, with the page state stashed
+ * for the pages the provider draws itself (html.ts). These are page paths: the authentication hook
+ * has read the session cookie into request.identity.
+ */
+function browserUser(request: FastifyRequest): number | null {
+  stashPage(request);
+  return request.identity.user?.id ?? null;
 }
 
 const isOAuthPath = (url: string) => url.startsWith('/o/') || url.startsWith('/.well-known/o');

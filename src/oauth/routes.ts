@@ -2,49 +2,17 @@
 // discovery paths (mount.ts), the interaction pages, OAuth access tokens accepted on the API, and
 // the RFC 9728 protected resource metadata that the API's 401 answers point to.
 import type { AppContext, TypedApp } from '../app-context.ts';
-import { sessionUser } from '../accounts/session-auth.ts';
 import { OAuthBearerResolver } from './bearer.ts';
 import { refusedClientIds } from './first-party.ts';
-import { stashPage } from './html.ts';
 import { registerInteractionPages } from './interactions.ts';
 import { installOAuthMount } from './mount.ts';
-import type { OAuthServer } from './provider.ts';
 
-/**
- * The authorization server, built on first use: oidc-provider (with Koa) is the largest set of
- * modules the service has, and a process that never sees an OAuth request or token needs none of
- * it (docs/architecture.md, "Lazy loading"). `resource` is known without it.
- */
-export interface LazyOAuthServer {
-  resource: string;
-  get(): Promise<OAuthServer>;
-}
-
-export async function registerOAuth(app: TypedApp, ctx: AppContext): Promise<LazyOAuthServer> {
-  let building: Promise<OAuthServer> | null = null;
-  const server: LazyOAuthServer = {
-    resource: ctx.config.baseUrl,
-    get() {
-      building ??= import('./provider.ts').then(
-        ({ createOAuthServer }) => {
-          const built = createOAuthServer(ctx);
-          // The library answers 500 itself; the cause goes to the service's log.
-          built.provider.on('server_error', (_koa: unknown, error: Error) => app.log.error({ err: error }, 'oauth server error'));
-          return built;
-        },
-        (error: unknown) => {
-          building = null;
-          throw error;
-        },
-      );
-      return building;
-    },
-  };
+export async function registerOAuth(app: TypedApp, ctx: AppContext): Promise<void> {
+  const server = ctx.oauth;
+  // The library answers 500 itself; the cause goes to the service's log.
+  server.onBuilt((built) => built.provider.on('server_error', (_koa: unknown, error: Error) => app.log.error({ err: error }, 'oauth server error')));
   ctx.authenticator.addBearer(new OAuthBearerResolver(async () => (await server.get()).provider, ctx.db.kysely, server.resource, refusedClientIds(ctx.config)));
-  installOAuthMount(app, ctx, server, async (request) => {
-    stashPage(request);
-    return (await sessionUser(ctx, request))?.id ?? null;
-  });
+  installOAuthMount(app, ctx, server);
   registerInteractionPages(app, ctx, server);
 
   // RFC 9728: where MCP-style clients learn which authorization server protects the API, and its scopes.
@@ -58,5 +26,4 @@ export async function registerOAuth(app: TypedApp, ctx: AppContext): Promise<Laz
       resource_documentation: `${ctx.config.baseUrl}/api/docs/`,
     };
   });
-  return server;
 }

@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext, TypedApp } from '../app-context.ts';
 import { isValidEmail, normaliseEmail } from '../accounts/email.ts';
+import { requireUser } from '../http/identity.ts';
 import { pageEnvelope, pageRequest } from '../http/pagination.ts';
 import { badRequest, forbidden, notFound } from '../http/problem.ts';
 import { PageOf, PageQuery, ProblemRef, authErrors } from '../http/schemas.ts';
@@ -81,7 +82,7 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
       },
     },
     async (request, reply) => {
-      const inviter = request.principal!.user;
+      const inviter = requireUser(request).user;
       const team = await teamForMember(db.kysely, request.params.team_id, inviter.id);
       if (!team) throw notFound();
       // The type provider reads schemas with `typebox`, not `@sinclair/typebox`, so it cannot see the
@@ -116,7 +117,7 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
       },
     },
     async (request) => {
-      const team = await managedTeam(request.params.team_id, request.principal!.user.id);
+      const team = await managedTeam(request.params.team_id, requireUser(request).user.id);
       const paging = pageRequest(request);
       const { count, rows } = await listInvitations(db.kysely, team.id, paging.limit, paging.offset);
       return pageEnvelope(config.baseUrl, request, paging, count, rows);
@@ -140,7 +141,7 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
       },
     },
     async (request, reply) => {
-      const team = await managedTeam(request.params.team_id, request.principal!.user.id);
+      const team = await managedTeam(request.params.team_id, requireUser(request).user.id);
       if (!isUuid(request.params.id)) throw notFound('No pending invitation has that id.');
       await revokeInvitation(db.kysely, team.id, request.params.id.toLowerCase()).catch(asProblem);
       return reply.code(204).send(null);
@@ -168,7 +169,7 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
       },
     },
     async (request) => {
-      const userId = request.principal!.user.id;
+      const userId = requireUser(request).user.id;
       const { team } = await acceptInvitation(ctx, request.body.token, userId).catch(asProblem);
       return teamForMember(db.kysely, team.id, userId);
     },

@@ -1,6 +1,7 @@
 // Member management: change a member's role, remove a member (or leave). Rules in policy.ts.
 import { Type } from '@sinclair/typebox';
 import type { AppContext, TypedApp } from '../app-context.ts';
+import { requireUser } from '../http/identity.ts';
 import { notFound } from '../http/problem.ts';
 import { ProblemRef, authErrors } from '../http/schemas.ts';
 import { asProblem } from './http.ts';
@@ -26,7 +27,7 @@ export function registerMemberRoutes(app: TypedApp, { db }: AppContext) {
       },
     },
     async (request) => {
-      const actorId = request.principal!.user.id;
+      const actorId = requireUser(request).user.id;
       const team = await teamForMember(db.kysely, request.params.id, actorId);
       if (!team) throw notFound();
       return changeRole(db.kysely, team.id, actorId, request.params.user_id, request.body.role as Role).catch(asProblem); // role: validated by the schema enum
@@ -46,7 +47,7 @@ export function registerMemberRoutes(app: TypedApp, { db }: AppContext) {
       },
     },
     async (request, reply) => {
-      const actorId = request.principal!.user.id;
+      const actorId = requireUser(request).user.id;
       const team = await teamForMember(db.kysely, request.params.id, actorId);
       if (!team) throw notFound();
       await removeMember(db.kysely, team.id, actorId, request.params.user_id).catch(asProblem);

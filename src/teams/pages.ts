@@ -10,7 +10,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.ts';
 import { passwordProblem } from '../accounts/password-policy.ts';
 import { redirectToLogin } from '../accounts/session-auth.ts';
-import { endSession, startSession } from '../accounts/sessions.ts';
 import { UserError, createUser, findUserByEmail, MIN_PASSWORD_LENGTH } from '../accounts/users.ts';
 import { formString } from '../web/forms.ts';
 import { renderError, renderPage, seeOther, usePageErrors, verifyCsrf } from '../web/render.ts';
@@ -38,7 +37,7 @@ export function registerInvitationPages(app: FastifyInstance, ctx: AppContext) {
 
   /** The page's data for the viewer's situation (see the file comment). */
   async function show(request: FastifyRequest, invitation: InvitationPreview, token: string, error: string | null = null) {
-    const user = request.page?.user ?? null;
+    const user = request.identity.user;
     let state: 'accept' | 'other-user' | 'unverified' | 'anonymous';
     let hasAccount = false;
     if (!user) {
@@ -76,7 +75,7 @@ export function registerInvitationPages(app: FastifyInstance, ctx: AppContext) {
     pages.post('/invitations/:token/', HIDDEN, async (request, reply) => {
       verifyCsrf(request);
       const token = tokenOf(request);
-      const user = request.page?.user;
+      const user = request.identity.user;
       if (!user) return redirectToLogin(reply, pagePath(token));
       const { team, role } = await acceptInvitation(ctx, token, user.id).catch(asProblem);
       return renderPage(reply, 'teams/views/joined', { title: `Welcome to ${team.name}`, team, role });
@@ -85,7 +84,7 @@ export function registerInvitationPages(app: FastifyInstance, ctx: AppContext) {
     pages.post('/invitations/:token/signup/', HIDDEN, async (request, reply) => {
       verifyCsrf(request);
       const token = tokenOf(request);
-      if (request.page?.user) return seeOther(reply, pagePath(token));
+      if (request.identity.user) return seeOther(reply, pagePath(token));
       const invitation = await openOrError(token);
       if (invitation instanceof TeamError) return renderError(reply, invitation.code === 'gone' ? 410 : 404, invitation.message);
       const password = formString(request, 'password', { trim: false, max: 2000 });
@@ -103,14 +102,14 @@ export function registerInvitationPages(app: FastifyInstance, ctx: AppContext) {
         const data = await show(request, invitation, token, 'An account with this address already exists: log in to accept.');
         return renderPage(reply, 'teams/views/invitation', data, { status: 409 });
       }
-      await startSession(ctx, request, reply, userId, 'full');
+      await ctx.sessions.start(request, reply, userId, 'full');
       return seeOther(reply, pagePath(token));
     });
 
     // Logged in as someone else: log out and come back through the login page.
     pages.post('/invitations/:token/switch-account/', HIDDEN, async (request, reply) => {
       verifyCsrf(request);
-      await endSession(ctx, request, reply);
+      await ctx.sessions.end(request, reply);
       return redirectToLogin(reply, pagePath(tokenOf(request)));
     });
   });

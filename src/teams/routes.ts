@@ -2,6 +2,7 @@
 // member-routes.ts, invitations in invitation-routes.ts.
 import { Type } from '@sinclair/typebox';
 import type { AppContext, TypedApp } from '../app-context.ts';
+import { requireUser } from '../http/identity.ts';
 import { pageEnvelope, pageRequest } from '../http/pagination.ts';
 import { forbidden, notFound } from '../http/problem.ts';
 import { PageOf, PageQuery, ProblemRef, authErrors } from '../http/schemas.ts';
@@ -53,7 +54,7 @@ function registerTeamReadRoutes(app: TypedApp, { db, config }: AppContext) {
     },
     async (request) => {
       const paging = pageRequest(request);
-      const { count, rows } = await listTeamsOfUser(db.kysely, request.principal!.user.id, paging.limit, paging.offset);
+      const { count, rows } = await listTeamsOfUser(db.kysely, requireUser(request).user.id, paging.limit, paging.offset);
       return pageEnvelope(config.baseUrl, request, paging, count, rows);
     },
   );
@@ -71,7 +72,7 @@ function registerTeamReadRoutes(app: TypedApp, { db, config }: AppContext) {
       },
     },
     async (request) => {
-      const team = await teamForMember(db.kysely, request.params.id, request.principal!.user.id);
+      const team = await teamForMember(db.kysely, request.params.id, requireUser(request).user.id);
       if (!team) throw notFound();
       return team;
     },
@@ -91,7 +92,7 @@ function registerTeamReadRoutes(app: TypedApp, { db, config }: AppContext) {
       },
     },
     async (request) => {
-      const team = await teamForMember(db.kysely, request.params.id, request.principal!.user.id);
+      const team = await teamForMember(db.kysely, request.params.id, requireUser(request).user.id);
       if (!team) throw notFound();
       const paging = pageRequest(request);
       const { count, rows } = await listMembers(db.kysely, team.id, paging.limit, paging.offset);
@@ -119,7 +120,7 @@ function registerTeamWriteRoutes(app: TypedApp, { db, config }: AppContext) {
       },
     },
     async (request, reply) => {
-      const userId = request.principal!.user.id;
+      const userId = requireUser(request).user.id;
       const created = await createTeam(db.kysely, { ...request.body, ownerId: userId }).catch(asProblem);
       const team = await teamForMember(db.kysely, created.id, userId);
       return reply.code(201).header('Location', `${config.baseUrl}/api/v1/teams/${created.id}/`).send(team);
@@ -146,7 +147,7 @@ function registerTeamWriteRoutes(app: TypedApp, { db, config }: AppContext) {
       },
     },
     async (request) => {
-      const userId = request.principal!.user.id;
+      const userId = requireUser(request).user.id;
       const team = await teamForMember(db.kysely, request.params.id, userId);
       if (!team) throw notFound();
       const refusal = refuseTeamUpdate(team.role);

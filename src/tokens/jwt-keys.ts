@@ -22,27 +22,17 @@ interface VerificationKey {
   retireAt: number | null;
 }
 
-interface KeyCache {
-  keys: Map<string, VerificationKey>;
-  loadedAt: number;
-  loading: Promise<void> | null;
-  signing: { kid: string; key: CryptoKey; checkedAt: number } | null;
+/** What one app has read of jwt_keys (ctx.jwtKeys): verification keys, and the current signing key. */
+export class JwtKeyCache {
+  keys = new Map<string, VerificationKey>();
+  loadedAt = 0;
+  loading: Promise<void> | null = null;
+  signing: { kid: string; key: CryptoKey; checkedAt: number } | null = null;
 }
 
 // A rotation by another process (the CLI) is picked up within this long; the old key stays valid
 // for the access-token lifetime plus a minute, so tokens signed meanwhile still verify.
 const SIGNING_RECHECK_MS = 30_000;
-
-const caches = new WeakMap<AppContext, KeyCache>();
-
-function cacheOf(ctx: AppContext): KeyCache {
-  let cache = caches.get(ctx);
-  if (!cache) {
-    cache = { keys: new Map(), loadedAt: 0, loading: null, signing: null };
-    caches.set(ctx, cache);
-  }
-  return cache;
-}
 
 const privateContext = (kid: string) => `jwt-key:${kid}`;
 
@@ -68,7 +58,7 @@ async function insertKey(ctx: AppContext): Promise<string> {
 
 /** The current signing key: the newest key not scheduled to retire; made on first use. */
 export async function signingKey(ctx: AppContext): Promise<{ kid: string; key: CryptoKey }> {
-  const cache = cacheOf(ctx);
+  const cache = ctx.jwtKeys;
   if (cache.signing && Date.now() - cache.signing.checkedAt < SIGNING_RECHECK_MS) return cache.signing;
   let row = await currentKeyRow(ctx);
   if (!row) {
@@ -95,7 +85,7 @@ function currentKeyRow(ctx: AppContext) {
     .executeTakeFirst();
 }
 
-async function reload(ctx: AppContext, cache: KeyCache) {
+async function reload(ctx: AppContext, cache: JwtKeyCache) {
   const rows = await ctx.db.kysely.selectFrom('jwt_keys').select(['kid', 'public_jwk', 'retire_at']).execute();
   const keys = new Map<string, VerificationKey>();
   const { importJWK } = await jose();
@@ -109,7 +99,7 @@ async function reload(ctx: AppContext, cache: KeyCache) {
 
 /** The public key for `kid` while it is unretired; null for an unknown or retired kid. Cached. */
 export async function verificationKey(ctx: AppContext, kid: string): Promise<CryptoKey | null> {
-  const cache = cacheOf(ctx);
+  const cache = ctx.jwtKeys;
   let entry = cache.keys.get(kid);
   const age = Date.now() - cache.loadedAt;
   if ((!entry && age > RELOAD_INTERVAL_MS) || age > REFRESH_INTERVAL_MS) {
@@ -144,7 +134,7 @@ export async function rotateJwtKey(ctx: AppContext): Promise<string> {
   const retireAt = isoAfter(ctx.config.accounts.jwtAccessTtlSeconds + 60);
   await ctx.db.kysely.updateTable('jwt_keys').set({ retire_at: retireAt }).where('retire_at', 'is', null).execute();
   const kid = await insertKey(ctx);
-  const cache = cacheOf(ctx);
+  const cache = ctx.jwtKeys;
   cache.signing = null;
   cache.keys = new Map();
   cache.loadedAt = 0;

@@ -8,7 +8,6 @@ import { normaliseEmail } from '../accounts/email.ts';
 import { burnPasswordCheck, verifyPassword } from '../accounts/passwords.ts';
 import { hasTotp, verifyTotpCode } from '../accounts/totp.ts';
 import { findUserByEmail } from '../accounts/users.ts';
-import { clientAddress } from '../http/client-address.ts';
 import { HttpProblem } from '../http/problem.ts';
 import { ProblemRef } from '../http/schemas.ts';
 import { parseScopeString } from '../http/scopes.ts';
@@ -66,7 +65,7 @@ export function registerJwtRoutes(app: FastifyInstance, ctx: AppContext) {
     async (request, reply) => {
       const body = request.body as { email: string; password: string; mfa_code?: string; scope?: string };
       const email = normaliseEmail(body.email);
-      const address = clientAddress(ctx.config, request.raw);
+      const address = ctx.clientAddresses.of(request.raw);
       const throttle = await checkThrottle(ctx, 'jwt', email, address);
       if (throttle.locked) {
         throw new HttpProblem(429, throttledDetail(throttle.retryAfter), { headers: { 'Retry-After': String(throttle.retryAfter) } });

@@ -8,7 +8,8 @@ import type { JWTPayload } from 'jose';
 import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../app-context.ts';
 import type { Database } from '../db/schema.ts';
-import type { BearerResolver, Principal } from '../http/auth.ts';
+import type { BearerResolver } from '../http/auth.ts';
+import { bearerIdentity, type AuthenticatedIdentity } from '../http/identity.ts';
 import { toAuthUser } from '../accounts/users.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
 import { jose } from './jose.ts';
@@ -152,7 +153,7 @@ export class JwtResolver implements BearerResolver {
     return JWT_SHAPE.test(token);
   }
 
-  async resolve(token: string): Promise<Principal | null> {
+  async resolve(token: string): Promise<AuthenticatedIdentity | null> {
     const ctx = this.#ctx;
     let payload: JWTPayload;
     try {
@@ -177,11 +178,6 @@ export class JwtResolver implements BearerResolver {
       .where('id', '=', Number(payload.sub))
       .executeTakeFirst();
     if (!user || user.is_active !== 1) return null;
-    return {
-      user: toAuthUser(user),
-      kind: 'jwt',
-      scopes: new Set(payload.scope.split(' ').filter(Boolean)),
-      credentialId: `jwt:${payload.jti}`,
-    };
+    return bearerIdentity('jwt', toAuthUser(user), `jwt:${payload.jti}`, new Set(payload.scope.split(' ').filter(Boolean)));
   }
 }

@@ -3,8 +3,8 @@
 // SERVICE_PAT_REQUIRE_RECENT_REAUTH (+ SERVICE_REAUTH_MAX_AGE_SECONDS).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.ts';
-import { hasRecentReauth, loadSession, redirectToLogin, redirectToReauth } from '../accounts/session-auth.ts';
-import type { AuthUser } from '../http/auth.ts';
+import { hasRecentReauth, redirectToLogin, redirectToReauth } from '../accounts/session-auth.ts';
+import type { AuthUser } from '../http/identity.ts';
 import { formList, formString } from '../web/forms.ts';
 import { setOnce, takeOnce } from '../web/once.ts';
 import { renderError, renderPage, seeOther, setNotice, verifyCsrf } from '../web/render.ts';
@@ -58,7 +58,7 @@ export function registerTokenPage(pages: FastifyInstance, ctx: AppContext) {
   const settings = ctx.config.accounts;
 
   async function gateFor(request: FastifyRequest): Promise<Gate> {
-    const session = await loadSession(ctx, request);
+    const session = request.identity.session;
     if (settings.requireVerifiedEmailForTokens && !session?.emailVerified) return 'unverified';
     if (settings.patRequireRecentReauth && !hasRecentReauth(request, settings.reauthMaxAgeSeconds)) return 'reauth';
     return null;
@@ -90,14 +90,14 @@ export function registerTokenPage(pages: FastifyInstance, ctx: AppContext) {
   }
 
   pages.get(PAGE, async (request, reply) => {
-    const user = request.page?.user;
+    const user = request.identity.user;
     if (!user) return redirectToLogin(reply, PAGE);
     return show(request, reply, user, { created: takeOnce(request, reply, PAGE) });
   });
 
   pages.post(PAGE, async (request, reply) => {
     verifyCsrf(request);
-    const user = request.page?.user;
+    const user = request.identity.user;
     if (!user) return redirectToLogin(reply, PAGE);
     const gate = await gateFor(request);
     if (gate === 'unverified') return show(request, reply, user, { error: NOT_VERIFIED }, 403);
@@ -123,7 +123,7 @@ export function registerTokenPage(pages: FastifyInstance, ctx: AppContext) {
 
   pages.post('/accounts/tokens/:id/revoke/', async (request, reply) => {
     verifyCsrf(request);
-    const user = request.page?.user;
+    const user = request.identity.user;
     if (!user) return redirectToLogin(reply, PAGE);
     const { id } = request.params as { id: string };
     if (!/^\d{1,15}$/.test(id) || !(await revokePat(db, Number(id), user.id))) {

@@ -1,19 +1,16 @@
 // Wires the browser side into the app: cookies, form bodies, the stylesheet, and an onRequest hook
-// that gives every page request its PageState (who is logged in, the CSRF seed, a pending notice).
-// API paths skip the hook: they authenticate through the Authenticator (session resolver included).
+// that gives every page request its PageState (the CSRF seed, a pending notice). Who the browser is
+// comes from request.identity, which app.ts's authentication hook set from the session cookie on
+// page paths (isPagePath) before this hook runs. API paths skip both: they authenticate through the
+// Authorization header, or the session cookie checked for CSRF (http/auth.ts).
 import { createHmac } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.ts';
-import type { AuthUser } from '../http/auth.ts';
-import { hookForPaths } from '../http/path-hook.ts';
 import { CSRF_COOKIE, newCsrfSeed } from './csrf.ts';
 import { takeNotice } from './render.ts';
 import { registerStatic } from './static.ts';
-
-/** Who the browser is: supplied by the accounts capability (sessions live there). */
-export type ViewerLoader = (request: FastifyRequest) => Promise<{ user: AuthUser | null; sessionId: string | null } | null>;
 
 export function secureCookies(ctx: AppContext): boolean {
   return ctx.config.baseUrl.startsWith('https:');
@@ -24,9 +21,10 @@ export function secureCookies(ctx: AppContext): boolean {
 // the OAuth endpoints that machines call (token, device authorization, registration, revocation,
 // introspection, keys), static files, health, discovery documents.
 const NOT_A_PAGE = /^\/(api\/|webhooks\/|o\/(token|device-authorization|register|revoke|introspect|jwks)\/|static\/|healthz|readyz|\.well-known\/)/;
-const isPage = (url: string) => !NOT_A_PAGE.test(url);
+/** Whether a path is a page: it gets PageState, and a session cookie is looked up for it. */
+export const isPagePath = (url: string) => !NOT_A_PAGE.test(url);
 
-export async function installWeb(app: FastifyInstance, ctx: AppContext, viewer: ViewerLoader) {
+export async function installWeb(app: FastifyInstance, ctx: AppContext) {
   const secretKey = ctx.config.secretKey!;
   // Cookie signatures use a key derived for that purpose only, never SECRET_KEY itself.
   const cookieKey = createHmac('sha256', secretKey).update('svc cookie signing').digest();
@@ -36,7 +34,9 @@ export async function installWeb(app: FastifyInstance, ctx: AppContext, viewer: 
   app.decorateRequest('page', null);
   const secure = secureCookies(ctx);
 
-  app.addHook('onRequest', hookForPaths(isPage, async (request, reply) => {
+  // Synchronous (callback style): the session was looked up already, so nothing here waits.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!isPagePath(request.url)) return done();
     let seed = request.cookies[CSRF_COOKIE];
     if (!seed || seed.length > 64) {
       seed = newCsrfSeed();
@@ -46,14 +46,12 @@ export async function installWeb(app: FastifyInstance, ctx: AppContext, viewer: 
       reply.raw.setHeader('Set-Cookie', app.serializeCookie(CSRF_COOKIE, seed, options));
       // The cookie arrives with the next request; verifyCsrf compares against the one sent.
     }
-    const seen = await viewer(request);
     request.page = {
-      user: seen?.user ?? null,
-      sessionId: seen?.sessionId ?? null,
       csrfSeed: seed,
       secretKey,
       notice: takeNotice(request, reply),
       secureCookies: secure,
     };
-  }));
+    done();
+  });
 }

@@ -4,14 +4,15 @@
 // the database, and a re-submitted POST cannot happen (the browser only ever reloads the GET).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { decryptSecret, encryptSecret } from '../util/encryption.ts';
+import { pageState } from './render.ts';
 
 const COOKIE = 'svc_once';
 const MAX_AGE_SECONDS = 120;
 
 export function setOnce(reply: FastifyReply, pagePath: string, value: unknown) {
-  const secretKey = reply.request.page!.secretKey;
-  const sealed = encryptSecret(secretKey, JSON.stringify(value), `once:${pagePath}`);
-  reply.setCookie(COOKIE, sealed, { path: pagePath, httpOnly: true, sameSite: 'strict', maxAge: MAX_AGE_SECONDS, secure: reply.request.page!.secureCookies });
+  const page = pageState(reply.request);
+  const sealed = encryptSecret(page.secretKey, JSON.stringify(value), `once:${pagePath}`);
+  reply.setCookie(COOKIE, sealed, { path: pagePath, httpOnly: true, sameSite: 'strict', maxAge: MAX_AGE_SECONDS, secure: page.secureCookies });
 }
 
 export function takeOnce<T>(request: FastifyRequest, reply: FastifyReply, pagePath: string): T | null {

@@ -5,18 +5,18 @@ import { Eta } from 'eta';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { handleError } from '../http/errors.ts';
 import { HttpProblem } from '../http/problem.ts';
-import type { AuthUser } from '../http/auth.ts';
 import { CSRF_FIELD, computeCsrfToken, csrfFailure, csrfTokenMatches, presentedCsrfToken } from './csrf.ts';
 import { SOURCE_ROOT } from './assets.ts';
 import { STYLESHEET_PATH } from './static.ts';
 
 export { CSRF_FIELD, CSRF_HEADER } from './csrf.ts';
 
-/** What the web layer knows about the request, set by installWeb's onRequest hook on page paths. */
+/**
+ * What the web layer keeps about a page request, set by installWeb's onRequest hook on page paths.
+ * Who the viewer is, and the session CSRF tokens are bound to (full or pending TOTP), are in
+ * request.identity.
+ */
 export interface PageState {
-  user: AuthUser | null;
-  /** The session row id (full or pending-TOTP session), which CSRF tokens are bound to. */
-  sessionId: string | null;
   csrfSeed: string;
   secretKey: string;
   /** A one-line notice carried over a redirect (setNotice), shown once. */
@@ -41,7 +41,8 @@ export const eta = new Eta({
   cache: process.env.NODE_ENV !== 'development',
 });
 
-function pageState(request: FastifyRequest): PageState {
+/** The page state of a page request (a programming error elsewhere: installWeb's hook did not run). */
+export function pageState(request: FastifyRequest): PageState {
   if (!request.page) throw new Error(`web page state missing for ${request.url}: is installWeb's hook running on this path?`);
   return request.page;
 }
@@ -49,13 +50,13 @@ function pageState(request: FastifyRequest): PageState {
 /** The CSRF token for forms on this page (also in the layout's <meta name="csrf-token">). */
 export function csrfToken(request: FastifyRequest): string {
   const state = pageState(request);
-  return computeCsrfToken(state.secretKey, state.csrfSeed, state.sessionId);
+  return computeCsrfToken(state.secretKey, state.csrfSeed, request.identity.session?.id ?? null);
 }
 
 /** Throws a 403 HttpProblem unless the request carries a valid token (form field or X-CSRF-Token). */
 export function verifyCsrf(request: FastifyRequest): void {
   const state = request.page;
-  if (!state || !csrfTokenMatches(state.secretKey, request.cookies?.svc_csrf, state.sessionId, presentedCsrfToken(request))) {
+  if (!state || !csrfTokenMatches(state.secretKey, request.cookies?.svc_csrf, request.identity.session?.id ?? null, presentedCsrfToken(request))) {
     throw csrfFailure();
   }
 }
@@ -79,7 +80,7 @@ export function renderPage(reply: FastifyReply, template: string, data: PageData
   const common = {
     csrfToken: token,
     csrfField: `<input type="hidden" name="${CSRF_FIELD}" value="${token}">`,
-    user: state.user,
+    user: request.identity.user,
   };
   const body = eta.render(template, { ...data, ...common });
   const html = eta.render('web/views/layout', {

@@ -99,7 +99,7 @@ export function exitOf(child: ChildProcess, timeoutMs = 30_000): Promise<{ code:
 /**
  * Every row of the tables the CLI writes, as one string: equal snapshots mean nothing was written.
  * Leaves out a token's last_used_at: a request made earlier in the test stamps it without awaiting
- * the write (tokens/pats.ts), so it may land between two snapshots; the CLI never writes it.
+ * the write (tokens/pat-resolver.ts), so it may land between two snapshots; the CLI never writes it.
  */
 export async function snapshot(t: TestApp): Promise<string> {
   const db = t.ctx.db.kysely;

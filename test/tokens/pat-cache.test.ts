@@ -1,4 +1,4 @@
-// The PAT resolver's in-process cache (src/tokens/pats.ts) must never let a revoked token, a
+// The PAT resolver's in-process cache (src/tokens/pat-resolver.ts) must never let a revoked token, a
 // deactivated user or an old profile through where the database says otherwise: writes in this
 // process evict at once; other processes' commits are seen on the next request (SQLite: data_version;
 // PostgreSQL: the writer's NOTIFY); a write nothing announces (raw SQL from outside the service, on
@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { openDb } from '../../src/db/connection.ts';
-import { PAT_CACHE_TTL_MS } from '../../src/tokens/pats.ts';
+import { PAT_CACHE_TTL_MS } from '../../src/tokens/pat-resolver.ts';
 import { bearer, startApp, type TestApp } from '../helpers/app.ts';
 import { svc } from '../cli/cli-helpers.ts';
 
@@ -69,7 +69,7 @@ describe('PAT resolver cache', () => {
     await revokeWithRawSql(t, user.id);
     if (!sqlite) {
       // Within the TTL either answer is allowed: the cache may still serve it, or the periodic
-      // re-read of cached tokens (every half TTL, src/tokens/pats.ts) may already have seen the
+      // re-read of cached tokens (every half TTL, src/tokens/pat-resolver.ts) may already have seen the
       // revocation. Asserting 200 here failed in CI whenever that re-read came first.
       assert.ok([200, 401].includes(await overHttp()), 'PostgreSQL: within the TTL, the cached answer or the new one');
       await sleep(PAT_CACHE_TTL_MS + 50);
