@@ -37,11 +37,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by app.ts's onRequest hook on every request, before routing decides anything. */
     identity: Identity;
-    /**
-     * @deprecated The one remaining compatibility shim: the identity when it has a user, else null.
-     * Only webhooks/routes.ts still reads it; use requireUser()/requireScope() (identity.ts).
-     */
-    readonly principal: AuthenticatedIdentity | null;
   }
   interface FastifyInstance {
     authenticator: Authenticator;
@@ -138,11 +133,6 @@ export function installAuthentication(app: FastifyInstance, authenticator: Authe
   // Every request gets its identity in app.ts's first onRequest hook; the null before it is never read.
   // (Fastify refuses an object as a request decoration's initial value, so ANONYMOUS cannot be it.)
   app.decorateRequest('identity', null as unknown as Identity);
-  app.decorateRequest('principal', {
-    getter(this: FastifyRequest) {
-      return isAuthenticated(this.identity) ? this.identity : null;
-    },
-  });
   app.decorate('authenticator', authenticator);
   app.addHook('onRoute', (route) => {
     const scopes = route.config?.scopes;

@@ -6,6 +6,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext, TypedApp } from '../app-context.ts';
 import { CursorPageOf, CursorQuery, cursorPage } from '../http/cursor.ts';
+import { requireUser } from '../http/identity.ts';
 import { pageEnvelope, pageRequest } from '../http/pagination.ts';
 import { badRequest, conflict, forbidden, notFound } from '../http/problem.ts';
 import { DateTime, PageOf, PageQuery, ProblemRef, authErrors } from '../http/schemas.ts';
@@ -135,7 +136,7 @@ export function registerWebhookRoutes(app: TypedApp, ctx: AppContext) {
 
   /** The team, when the caller is its owner or admin: member → 403, anything else → 404. */
   async function managedTeam(request: FastifyRequest, teamId: string) {
-    const team = await teamForMember(db.kysely, teamId, request.principal!.user.id);
+    const team = await teamForMember(db.kysely, teamId, requireUser(request).user.id);
     if (!team) throw notFound();
     if (team.role !== 'owner' && team.role !== 'admin') throw forbidden('Only owners and admins of the team can manage its webhooks.');
     return team;
