@@ -8,6 +8,7 @@ import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, Raw
 import type { SessionStore } from './accounts/sessions.ts';
 import type { Config } from './config.ts';
 import type { Db } from './db/connection.ts';
+import type { EventOutbox } from './events/index.ts';
 import type { Authenticator } from './http/auth.ts';
 import type { ClientAddresses } from './http/client-address.ts';
 import type { ScopeRegistry } from './http/scopes.ts';
@@ -28,6 +29,8 @@ export interface AppContext {
    * outbox rows so a worker in the same process starts at once instead of waiting for its poll.
    */
   wake: EventEmitter;
+  /** Where features emit events (events/outbox.ts), in their own transaction. */
+  events: EventOutbox;
   /** The client address of a request, per SERVICE_TRUSTED_PROXIES (parsed once). */
   clientAddresses: ClientAddresses;
   /** Browser sessions (accounts/sessions.ts). */

@@ -6,6 +6,7 @@ import type { AppContext } from './app-context.ts';
 import { SessionStore } from './accounts/sessions.ts';
 import type { Config } from './config.ts';
 import { openDb } from './db/connection.ts';
+import { EventOutbox } from './events/index.ts';
 import { Authenticator } from './http/auth.ts';
 import { ClientAddresses } from './http/client-address.ts';
 import { ScopeRegistry } from './http/scopes.ts';
@@ -13,20 +14,25 @@ import { Throttle } from './http/throttle.ts';
 import { newMailState } from './mail/state.ts';
 import { LazyOAuthServer } from './oauth/lazy-server.ts';
 import { ensureSecretKey } from './secrets.ts';
+import { activeTeamIdsOfUser } from './teams/teams.ts';
 import { JwtKeyCache } from './tokens/jwt-keys.ts';
+import { webhookFanOut } from './webhooks/fan-out.ts';
 
 export function createContext(config: Config): AppContext {
   fs.mkdirSync(config.dataDir, { recursive: true });
   const resolved: Config = { ...config, secretKey: ensureSecretKey(config) };
   const db = openDb(resolved.databaseUrl, { sqliteBusyTimeoutMs: resolved.sqliteBusyTimeoutMs });
   const clientAddresses = new ClientAddresses(resolved.trustedProxies);
+  const wake = new EventEmitter().setMaxListeners(0);
   const ctx: AppContext = {
     config: resolved,
     db,
     authenticator: new Authenticator(resolved.baseUrl),
     scopes: new ScopeRegistry(resolved.extraScopes),
     throttle: new Throttle(resolved),
-    wake: new EventEmitter().setMaxListeners(0),
+    wake,
+    // Webhooks are the one consumer of events; with them off, emitting records nothing.
+    events: new EventOutbox({ consumers: resolved.webhooksEnabled ? [webhookFanOut] : [], teamsOfUser: activeTeamIdsOfUser, wake }),
     clientAddresses,
     sessions: new SessionStore(db, resolved, clientAddresses),
     jwtKeys: new JwtKeyCache(),

@@ -7,11 +7,11 @@
 //   signing         the engine (one worker, same queue, same receiver) with and without the
 //                   signature in alternating windows of one process: what signing costs a delivery
 //   signing-raw     the same comparison for the raw loop (secondary: signing's share of a bare POST)
-//   latency         embedded mode: dispatch() at a paced rate while the in-process worker runs;
+//   latency         embedded mode: events emitted at a paced rate while the in-process worker runs;
 //                   event committed → the receiver has its first attempt
 //   burst           embedded mode: 10,000 events dispatched at once → every first attempt done
 //                   (the third such burst of the process; the first, cold, is reported beside it)
-//   dispatch        distributed mode: dispatch() only; a separate `svc worker` process delivers
+//   dispatch        distributed mode: events emitted only; a separate `svc worker` process delivers
 import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
@@ -22,9 +22,9 @@ import type { AppContext } from '../../src/app-context.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
+import type { Executor } from '../../src/db/schema.ts';
 import { createTeam } from '../../src/teams/teams.ts';
 import { webhookDeliveryTask, type DeliveryWorkerOptions } from '../../src/webhooks/delivery-worker.ts';
-import { dispatch } from '../../src/webhooks/dispatch.ts';
 import { USER_AGENT } from '../../src/webhooks/http-client.ts';
 import { hmacKey, signatureHeader } from '../../src/webhooks/signing.ts';
 import { AddressGuard } from '../../src/webhooks/ssrf.ts';
@@ -93,7 +93,13 @@ async function setup(): Promise<{ ctx: AppContext; teamId: string; secret: strin
   return { ctx, teamId: team.id, secret };
 }
 
-const eventData = (i: number) => ({ user_id: 1000 + (i % 1000), role: 'member', added_at: new Date().toISOString() });
+const eventData = (i: number) => ({ user_id: 1000 + (i % 1000), email: `bench-${i % 1000}@example.com`, role: 'member' as const });
+
+/** Emits one event of the bench team in `trx`, as business code does; returns its id. */
+async function emitOne(ctx: AppContext, trx: Executor, teamId: string, i: number): Promise<string> {
+  const [event] = await ctx.events.emit(trx, { type: EVENT_TYPE, teamId, data: eventData(i) });
+  return event.id;
+}
 
 /** Dispatches `count` events in transactions of `perTransaction`, as business code would. */
 async function dispatchMany(ctx: AppContext, teamId: string, count: number, perTransaction = 500): Promise<string[]> {
@@ -101,7 +107,7 @@ async function dispatchMany(ctx: AppContext, teamId: string, count: number, perT
   for (let done = 0; done < count; ) {
     const n = Math.min(perTransaction, count - done);
     await ctx.db.kysely.transaction().execute(async (trx) => {
-      for (let i = 0; i < n; i++) ids.push((await dispatch(ctx, trx, teamId, EVENT_TYPE, eventData(done + i)))!.id);
+      for (let i = 0; i < n; i++) ids.push(await emitOne(ctx, trx, teamId, done + i));
     });
     done += n;
   }
@@ -393,8 +399,8 @@ async function paced(ctx: AppContext, teamId: string, rate: number, seconds: num
       maxBehindMs = Math.max(maxBehindMs, -wait);
       await nextTurn();
     }
-    const event = await ctx.db.kysely.transaction().execute((trx) => dispatch(ctx, trx, teamId, EVENT_TYPE, eventData(i)));
-    committed.set(event!.id, now());
+    const id = await ctx.db.kysely.transaction().execute((trx) => emitOne(ctx, trx, teamId, i));
+    committed.set(id, now());
   }
   return { committed, maxBehindMs };
 }

@@ -29,7 +29,7 @@ export const TARGETS: Record<string, Target> = {
 };
 
 function available(): string | null {
-  for (const file of ['src/webhooks/delivery-worker.ts', 'src/webhooks/dispatch.ts', 'src/webhooks/subscriptions.ts', 'src/webhooks/signing.ts']) {
+  for (const file of ['src/webhooks/delivery-worker.ts', 'src/events/outbox.ts', 'src/webhooks/subscriptions.ts', 'src/webhooks/signing.ts']) {
     if (!fs.existsSync(path.join(ROOT, file))) return `not available: ${file} is missing`;
   }
   const source = fs.readFileSync(path.join(ROOT, 'src/webhooks/delivery-worker.ts'), 'utf8');

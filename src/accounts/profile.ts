@@ -1,10 +1,8 @@
 // Profile name changes from the profile page. A real change emits `user.profile.updated` to every
 // active team of the user in the same transaction (as PATCH /api/v1/me/ does); a no-op emits nothing.
 import type { AppContext } from '../app-context.ts';
-import { activeTeamIdsOfUser } from '../teams/teams.ts';
 import { containsLink, hasControlCharacters } from '../util/links.ts';
 import { nowIso } from '../util/time.ts';
-import { dispatch } from '../webhooks/dispatch.ts';
 
 export const PROFILE_FIELDS = ['first_name', 'last_name', 'display_name'] as const;
 export type ProfileField = (typeof PROFILE_FIELDS)[number];
@@ -38,9 +36,7 @@ export async function updateProfileNames(ctx: AppContext, userId: number, values
       .set({ ...Object.fromEntries(changed.map((field) => [field, values[field]])), updated_at: updatedAt })
       .where('id', '=', userId)
       .execute();
-    for (const teamId of await activeTeamIdsOfUser(trx, userId)) {
-      await dispatch(ctx, trx, teamId, 'user.profile.updated', { user_id: userId, changed_fields: changed, updated_at: updatedAt });
-    }
+    await ctx.events.emit(trx, { type: 'user.profile.updated', userId, data: { user_id: userId, changed_fields: changed, updated_at: updatedAt } });
     return changed;
   });
 }

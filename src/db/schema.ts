@@ -1,7 +1,7 @@
 // Table types for Kysely. Conventions on both databases (see docs/architecture.md):
 // times are ISO 8601 UTC strings (`2026-01-31T12:00:00.000Z`, fixed width so they sort as text),
 // flags are integers 0/1, lists and objects are JSON text.
-import type { Generated } from 'kysely';
+import type { Generated, Kysely, Transaction } from 'kysely';
 
 export interface UsersTable {
   id: Generated<number>;
@@ -313,3 +313,6 @@ export interface Database {
   oauth_device_polls: OAuthDevicePollsTable;
   oauth_user_code_failures: OAuthUserCodeFailuresTable;
 }
+
+/** Where a query runs: the database, or a transaction the caller holds open. */
+export type Executor = Kysely<Database> | Transaction<Database>;

@@ -9,6 +9,7 @@ import { pageEnvelope, pageRequest } from '../http/pagination.ts';
 import { badRequest, forbidden, notFound } from '../http/problem.ts';
 import { PageOf, PageQuery, ProblemRef, authErrors } from '../http/schemas.ts';
 import { containsLink } from '../util/links.ts';
+import { isUuid } from '../util/uuid.ts';
 import { asProblem } from './http.ts';
 import { acceptInvitation, createInvitation, listInvitations, revokeInvitation, type InvitableRole } from './invitations.ts';
 import { refuseInvitationAccess, refuseInvite } from './policy.ts';
@@ -21,7 +22,7 @@ import {
   conflictResponse,
   notFoundResponse,
 } from './schemas.ts';
-import { isUuid, teamForMember } from './teams.ts';
+import { teamForMember } from './teams.ts';
 
 /** Trims the optional message; refuses links and control characters other than line breaks. */
 function cleanMessage(message: string | undefined): string | null {

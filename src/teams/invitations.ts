@@ -7,7 +7,6 @@ import type { AppContext } from '../app-context.ts';
 import type { Database, InvitationsTable } from '../db/schema.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
 import { queueMail } from '../mail/outbox.ts';
-import { dispatch } from '../webhooks/dispatch.ts';
 import { lockTeam } from './db-errors.ts';
 import { invitationMail } from './invitation-mail.ts';
 import { acceptUrl, hashInvitationToken, isWellFormedInvitationToken, newInvitationToken } from './invitation-token.ts';
@@ -94,12 +93,10 @@ export async function createInvitation(ctx: AppContext, input: NewInvitation): P
       closed_at: null,
     };
     await trx.insertInto('invitations').values(row).execute();
-    await dispatch(ctx, trx, input.team.id, 'team.invitation.created', {
-      invitation_id: row.id,
-      email: row.email,
-      role: row.role,
-      invited_by: row.invited_by,
-      expires_at: row.expires_at,
+    await ctx.events.emit(trx, {
+      type: 'team.invitation.created',
+      teamId: input.team.id,
+      data: { invitation_id: row.id, email: row.email, role: row.role, invited_by: row.invited_by, expires_at: row.expires_at },
     });
     const mail = invitationMail({
       teamName: input.team.name,

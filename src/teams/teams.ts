@@ -4,7 +4,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../app-context.ts';
 import type { Database } from '../db/schema.ts';
 import { nowIso } from '../util/time.ts';
-import { dispatch } from '../webhooks/dispatch.ts';
+import { isUuid } from '../util/uuid.ts';
 import { isUniqueViolation } from './db-errors.ts';
 
 export type Role = 'owner' | 'admin' | 'member';
@@ -18,8 +18,6 @@ export class TeamError extends Error {
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const isUuid = (value: string) => UUID.test(value);
 export const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?$/;
 export const NAME_MAX = 100;
 
@@ -134,8 +132,8 @@ export async function setTeamActive(db: Db, teamId: string, active: boolean): Pr
   await db.updateTable('teams').set({ is_active: active ? 1 : 0, updated_at: nowIso() }).where('id', '=', teamId).execute();
 }
 
-/** What dispatching an event needs from the application context. */
-export type EventContext = Pick<AppContext, 'config' | 'wake'>;
+/** What emitting an event needs from the application context. */
+export type EventContext = Pick<AppContext, 'events'>;
 
 /**
  * Makes a user a member inside the caller's transaction and emits `team.member.added` there too
@@ -157,7 +155,7 @@ export async function joinTeam(
     .returning('id')
     .executeTakeFirst();
   if (!inserted) return false;
-  if (ctx) await dispatch(ctx, trx, teamId, 'team.member.added', { user_id: user.id, email: user.email, role });
+  if (ctx) await ctx.events.emit(trx, { type: 'team.member.added', teamId, data: { user_id: user.id, email: user.email, role } });
   return true;
 }
 

@@ -1,9 +1,9 @@
 // `svc webhooks retry`: the operator's way to replay dead letters (the API's retry endpoint, for
 // one entry or every dead letter of a subscription).
 import { CommandError, UsageError, optional, required, type Command } from '../cli/framework.ts';
-import { isUuid } from '../teams/teams.ts';
-import { WAKE_CHANNEL } from './dispatch.ts';
+import { isUuid } from '../util/uuid.ts';
 import { RetryRefused, retryAllDeadLetters, retryDeadLetter } from './queue.ts';
+import { wakeDeliveryWorkers } from './wake.ts';
 
 const webhooksRetry: Command = {
   path: ['webhooks', 'retry'],
@@ -35,7 +35,7 @@ const webhooksRetry: Command = {
       if (!queued) throw new CommandError(`the subscription has no log entry ${logId}`);
       return 1;
     });
-    if (ctx.db.dialect === 'postgres') await ctx.db.pool?.query('select pg_notify($1, $2)', [WAKE_CHANNEL, '']);
+    await wakeDeliveryWorkers(ctx);
     io.out(`${count} dead letter${count === 1 ? '' : 's'} queued for a fresh delivery cycle`);
   },
 };

@@ -16,7 +16,6 @@ import type { PoolClient } from 'pg';
 import type { AppContext } from '../app-context.ts';
 import { nowIso } from '../util/time.ts';
 import { sleep, type WorkerTask } from '../worker/worker.ts';
-import { WAKE_CHANNEL } from './dispatch.ts';
 import { DeliveryClient, USER_AGENT, describeFailure } from './http-client.ts';
 import { webhookLog, warnIfGuardRelaxed } from './log.ts';
 import { claimDue, purgeDeliveryLogs, releaseClaims, type AttemptResult, type ClaimedDelivery, type DeliveryTarget } from './queue.ts';
@@ -24,6 +23,7 @@ import { ResultWriter } from './results.ts';
 import { signatureHeader } from './signing.ts';
 import { AddressGuard } from './ssrf.ts';
 import { signingKeys } from './subscriptions.ts';
+import { WAKE_CHANNEL, WAKE_EVENT } from './wake.ts';
 
 const POLL_MS = 1000;
 const MAX_CLAIM = 200;
@@ -165,7 +165,7 @@ class DeliveryLoop {
     const ctx = this.#ctx;
     warnIfGuardRelaxed(ctx);
     const log = webhookLog(ctx);
-    ctx.wake.on('webhooks', this.#kick);
+    ctx.wake.on(WAKE_EVENT, this.#kick);
     signal.addEventListener('abort', this.#kick, { once: true });
     try {
       while (!signal.aborted) {
@@ -200,7 +200,7 @@ class DeliveryLoop {
       }
     } finally {
       this.#stopping = true;
-      ctx.wake.off('webhooks', this.#kick);
+      ctx.wake.off(WAKE_EVENT, this.#kick);
       await this.#release(this.#buffer.splice(0));
       await Promise.allSettled(this.#attempts);
       await this.#writer.drain();

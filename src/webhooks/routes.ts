@@ -1,7 +1,6 @@
 // Webhook subscriptions API: /api/v1/teams/{team_id}/webhooks/… Owner or admin of the team only
 // (a member gets 403, a non-member 404); reads need read:webhooks, write:webhooks or
 // webhooks:manage, changes need write:webhooks or webhooks:manage.
-import { randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext, TypedApp } from '../app-context.ts';
@@ -10,13 +9,13 @@ import { requireUser } from '../http/identity.ts';
 import { pageEnvelope, pageRequest } from '../http/pagination.ts';
 import { badRequest, conflict, forbidden, notFound } from '../http/problem.ts';
 import { DateTime, PageOf, PageQuery, ProblemRef, authErrors } from '../http/schemas.ts';
-import { isUuid, teamForMember } from '../teams/teams.ts';
-import { nowIso } from '../util/time.ts';
-import { WAKE_CHANNEL } from './dispatch.ts';
-import { API_VERSION, EVENT_NAMES } from './events.ts';
+import { EVENT_NAMES, newEnvelope } from '../events/index.ts';
+import { teamForMember } from '../teams/teams.ts';
+import { isUuid } from '../util/uuid.ts';
 import { warnIfGuardRelaxed } from './log.ts';
 import { RetryRefused, retryDeadLetter } from './queue.ts';
 import { AddressGuard } from './ssrf.ts';
+import { wakeDeliveryWorkers } from './wake.ts';
 import {
   WebhookError,
   createSubscription,
@@ -322,7 +321,7 @@ export function registerWebhookRoutes(app: TypedApp, ctx: AppContext) {
           throw error;
         });
       if (!queued) throw notFound();
-      wake(ctx);
+      void wakeDeliveryWorkers(ctx);
       reply.code(202);
       return logView({ ...queued, next_retry_at: queued.next_retry_at });
     },
@@ -351,8 +350,8 @@ export function registerWebhookRoutes(app: TypedApp, ctx: AppContext) {
       if (!receives.includes(type as (typeof EVENT_NAMES)[number])) {
         throw badRequest(`This subscription does not receive "${type}".`, [{ field: 'event_type', message: `Not one of: ${receives.join(', ')}` }]);
       }
-      const now = nowIso();
-      const envelope = { id: `evt_${randomUUID()}`, type, api_version: API_VERSION, created_at: now, team_id: row.team_id, data: { test: true } };
+      const envelope = newEnvelope(type as (typeof EVENT_NAMES)[number], row.team_id, { test: true });
+      const now = envelope.created_at;
       const values = {
         subscription_id: row.id,
         event_id: envelope.id,
@@ -364,17 +363,9 @@ export function registerWebhookRoutes(app: TypedApp, ctx: AppContext) {
         created_at: now,
       };
       const inserted = await db.kysely.insertInto('webhook_deliveries').values(values).returning('id').executeTakeFirstOrThrow();
-      wake(ctx);
+      void wakeDeliveryWorkers(ctx);
       reply.code(202);
       return logView({ ...values, id: Number(inserted.id), status_code: null, response_body: null, duration_ms: null });
     },
   );
-}
-
-/** Wakes the delivery workers after a committed insert: in-process at once, others by NOTIFY. */
-function wake(ctx: AppContext) {
-  ctx.wake.emit('webhooks');
-  if (ctx.db.dialect === 'postgres') {
-    ctx.db.pool?.query('select pg_notify($1, $2)', [WAKE_CHANNEL, '']).catch(() => {});
-  }
 }

@@ -3,10 +3,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../app-context.ts';
+import { isEventType } from '../events/index.ts';
 import type { Database, WebhookSubscriptionsTable } from '../db/schema.ts';
 import { decryptSecret, encryptSecret } from '../util/encryption.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
-import { isEventType } from './events.ts';
 import { hmacKey, type HmacKey } from './signing.ts';
 import { type AddressGuard, SsrfRefusal, parseWebhookUrl } from './ssrf.ts';
 

@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { dispatch } from '../../src/webhooks/dispatch.ts';
 import { bearer } from '../helpers/app.ts';
 import { spawnSvc, stop, workerProcessSuite, type Svc } from '../webhooks/processes.ts';
 import type { Received, Receiver } from '../webhooks/receiver.ts';
@@ -227,8 +226,8 @@ describe('scale-out: two `svc serve --no-worker` and two `svc worker` on Postgre
     for (let batch = 0; batch < 20; batch++) {
       await db.transaction().execute(async (trx) => {
         for (let i = 0; i < 50; i++) {
-          const event = await dispatch(f.t.ctx, trx, team.id, 'team.member.added', { user_id: batch * 50 + i, email: `c${i}@example.com`, role: 'member' });
-          ids.add(event!.id);
+          const [event] = await f.t.ctx.events.emit(trx, { type: 'team.member.added', teamId: team.id, data: { user_id: batch * 50 + i, email: `c${i}@example.com`, role: 'member' } });
+          ids.add(event.id);
         }
       });
       if (batch === 0) {
@@ -263,7 +262,7 @@ describe('scale-out: two `svc serve --no-worker` and two `svc worker` on Postgre
     // No row of these can be claimed, so no lease on them can start, before this.
     const queuedFrom = Date.now();
     await f.t.ctx.db.kysely.transaction().execute(async (trx) => {
-      for (let i = 0; i < 100; i++) ids.add((await dispatch(f.t.ctx, trx, team.id, 'team.member.added', { user_id: i, email: `d${i}@example.com`, role: 'member' }))!.id);
+      for (let i = 0; i < 100; i++) ids.add((await f.t.ctx.events.emit(trx, { type: 'team.member.added', teamId: team.id, data: { user_id: i, email: `d${i}@example.com`, role: 'member' } }))[0].id);
     });
     await bothWorkersBusy(r, start);
     // Held requests cannot end: these are each worker's whole batch in flight at the kill.

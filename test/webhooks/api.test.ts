@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { bearer, startApp, type TestApp } from '../helpers/app.ts';
 import { runCli } from '../../src/main.ts';
-import { dispatch } from '../../src/webhooks/dispatch.ts';
 import { decryptSecret } from '../../src/util/encryption.ts';
 import { TEST_SECRET_KEY } from '../helpers/app.ts';
 import { webhookFixture, type WebhookFixture } from './setup.ts';
@@ -244,8 +243,8 @@ describe('SERVICE_WEBHOOKS_ENABLED off (the default)', () => {
     const team = await t.team(owner.id);
     const res = await t.inject({ method: 'POST', url: `/api/v1/teams/${team.id}/webhooks/`, headers: bearer(token), payload: { url: HOOK, events: ['*'] } });
     assert.equal(res.statusCode, 201);
-    const event = await t.ctx.db.kysely.transaction().execute((trx) => dispatch(t.ctx, trx, team.id, 'team.member.added', { user_id: 1, email: 'a@b.c', role: 'member' }));
-    assert.equal(event, null);
+    const recorded = await t.ctx.db.kysely.transaction().execute((trx) => t.ctx.events.emit(trx, { type: 'team.member.added', teamId: team.id, data: { user_id: 1, email: 'a@b.c', role: 'member' } }));
+    assert.deepEqual(recorded, []);
     const events = await t.ctx.db.kysely.selectFrom('events').select('id').execute();
     const deliveries = await t.ctx.db.kysely.selectFrom('webhook_deliveries').select('id').execute();
     assert.equal(events.length + deliveries.length, 0);

@@ -2,7 +2,6 @@
 // every delivery is made, and none twice while both workers stay alive.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { dispatch } from '../../src/webhooks/dispatch.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
 import { eventually, webhookFixture, type WebhookFixture } from './setup.ts';
 import { spawnSvc, stop, type Svc } from './processes.ts';
@@ -43,8 +42,8 @@ describe('PostgreSQL with two worker processes (skipped unless TEST_DATABASE_URL
     for (let batch = 0; batch < EVENTS / 50; batch++) {
       await db.transaction().execute(async (trx) => {
         for (let i = 0; i < 50; i++) {
-          const event = await dispatch(f.t.ctx, trx, f.teamId, 'team.member.added', { user_id: batch * 50 + i, email: `u${i}@example.com`, role: 'member' });
-          ids.add(event!.id);
+          const [event] = await f.t.ctx.events.emit(trx, { type: 'team.member.added', teamId: f.teamId, data: { user_id: batch * 50 + i, email: `u${i}@example.com`, role: 'member' } });
+          ids.add(event.id);
         }
       });
     }
