@@ -74,7 +74,7 @@ const workerCommand: Command = {
   async run(_values, { open }, io) {
     const stopped = stopSignal();
     const ctx = await open();
-    const [{ WORKER_TASKS }, { startWorker }] = await Promise.all([import('./worker/tasks.ts'), import('./worker/worker.ts')]);
+    const [{ WORKER_TASKS }, { startWorker }] = await Promise.all([import('./worker-tasks.ts'), import('./worker/worker.ts')]);
     const worker = startWorker(ctx, WORKER_TASKS);
     io.out(`svc worker running (${WORKER_TASKS.map((t) => t.name).join(', ') || 'no tasks'}), database ${ctx.db.dialect}`);
     await stopped;

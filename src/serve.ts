@@ -49,6 +49,6 @@ export async function serve(ctx: AppContext, options: { worker: boolean; print?:
 }
 
 async function startInProcessWorker(ctx: AppContext) {
-  const [{ WORKER_TASKS }, { startWorker }] = await Promise.all([import('./worker/tasks.ts'), import('./worker/worker.ts')]);
+  const [{ WORKER_TASKS }, { startWorker }] = await Promise.all([import('./worker-tasks.ts'), import('./worker/worker.ts')]);
   return startWorker(ctx, WORKER_TASKS);
 }

@@ -4,8 +4,7 @@
 // number of workers may run it at once.
 import type { AppContext } from '../app-context.ts';
 import { nowIso } from '../util/time.ts';
-import type { WorkerTask } from '../worker/worker.ts';
-import { sleep } from '../worker/worker.ts';
+import { periodic } from '../worker/periodic.ts';
 import { WINDOW_SECONDS } from './auth-throttle.ts';
 
 export const ACCOUNTS_PURGE_INTERVAL_MS = 10 * 60_000;
@@ -19,16 +18,4 @@ export async function purgeAccountRows(ctx: Pick<AppContext, 'db'>): Promise<voi
   await db.deleteFrom('jwt_refresh_tokens').where('expires_at', '<', now).execute();
 }
 
-export const accountsPurgeTask: WorkerTask = {
-  name: 'accounts-purge',
-  async run(ctx, signal) {
-    while (!signal.aborted) {
-      try {
-        await purgeAccountRows(ctx);
-      } catch (error) {
-        process.stderr.write(`accounts-purge: ${(error as Error).message}\n`);
-      }
-      await sleep(ACCOUNTS_PURGE_INTERVAL_MS, signal);
-    }
-  },
-};
+export const accountsPurgeTask = periodic({ name: 'accounts-purge', intervalMs: ACCOUNTS_PURGE_INTERVAL_MS, round: purgeAccountRows });

@@ -88,9 +88,9 @@ export class EventOutbox {
       await this.#onPostgres.execute(executor, values);
       return;
     }
-    const [event_, ...consumers] = this.#onSqlite;
-    await event_.execute(executor, values);
-    for (const [i, statement] of consumers.entries()) {
+    const [eventRow, ...consumerRows] = this.#onSqlite;
+    await eventRow.execute(executor, values);
+    for (const [i, statement] of consumerRows.entries()) {
       const inserted = await statement.execute(executor, values);
       // SQLite has one connection: the woken worker's claim waits for this transaction's commit.
       if (Number(inserted.numAffectedRows ?? 0) > 0) this.#options.wake.emit(this.#options.consumers[i].wake);

@@ -15,7 +15,8 @@ import { performance } from 'node:perf_hooks';
 import type { PoolClient } from 'pg';
 import type { AppContext } from '../app-context.ts';
 import { nowIso } from '../util/time.ts';
-import { sleep, type WorkerTask } from '../worker/worker.ts';
+import { periodic } from '../worker/periodic.ts';
+import type { WorkerTask } from '../worker/worker.ts';
 import { DeliveryClient, USER_AGENT, describeFailure } from './http-client.ts';
 import { webhookLog, warnIfGuardRelaxed } from './log.ts';
 import { claimDue, purgeDeliveryLogs, releaseClaims, type AttemptResult, type ClaimedDelivery, type DeliveryTarget } from './queue.ts';
@@ -449,17 +450,12 @@ function isSendable(target: DeliveryTarget): boolean {
 }
 
 /** Deletes delivery-log rows (and events) older than SERVICE_WEBHOOKS_LOG_RETENTION_DAYS, hourly. */
-export const webhookLogPurgeTask: WorkerTask = {
+export const webhookLogPurgeTask = periodic({
   name: 'webhook-log-purge',
-  async run(ctx, signal) {
-    while (!signal.aborted) {
-      try {
-        const { deliveries, events } = await purgeDeliveryLogs(ctx.db.kysely, ctx.config.webhooks.logRetentionDays);
-        if (deliveries + events > 0) webhookLog(ctx).info({ deliveries, events }, 'webhook delivery logs purged');
-      } catch (error) {
-        webhookLog(ctx).error({ err: error }, 'webhook log purge failed');
-      }
-      await sleep(PURGE_INTERVAL_MS, signal);
-    }
+  intervalMs: PURGE_INTERVAL_MS,
+  async round(ctx) {
+    const { deliveries, events } = await purgeDeliveryLogs(ctx.db.kysely, ctx.config.webhooks.logRetentionDays);
+    if (deliveries + events > 0) webhookLog(ctx).info({ deliveries, events }, 'webhook delivery logs purged');
   },
-};
+  failed: (ctx, error) => webhookLog(ctx).error({ err: error }, 'webhook log purge failed'),
+});

@@ -1,6 +1,7 @@
 // The background worker: outbox consumers (webhook deliveries, e-mail) and housekeeping (purges).
 // It runs inside `svc serve` by default and as any number of `svc worker` processes. Each capability
-// contributes a WorkerTask in tasks.ts; a task runs until its AbortSignal fires, then returns.
+// defines its WorkerTasks (periodic.ts for housekeeping) and src/worker-tasks.ts lists them; a task
+// runs until its AbortSignal fires, then returns.
 import type { AppContext } from '../app-context.ts';
 
 export interface WorkerTask {

@@ -8,7 +8,7 @@ import pino from 'pino';
 import { queueMail, sendQueuedMail, mailWorkerTask, purgeOldMail } from '../../src/mail/outbox.ts';
 import { useMailLogger } from '../../src/mail/log.ts';
 import { startWorker } from '../../src/worker/worker.ts';
-import { WORKER_TASKS } from '../../src/worker/tasks.ts';
+import { WORKER_TASKS } from '../../src/worker-tasks.ts';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { readMailbox } from './eml.ts';
 

@@ -1,0 +1,11 @@
+// Every background task the worker runs, one per line, as app.ts lists every feature's routes: the
+// worker loop (worker/) imports no feature, and each feature defines its own tasks. The order is
+// the order `svc worker` names them in.
+import { accountsPurgeTask } from './accounts/housekeeping.ts';
+import { idempotencyPurgeTask } from './http/idempotency-task.ts';
+import { mailWorkerTask } from './mail/outbox.ts';
+import { oauthPurgeTask } from './oauth/purge-task.ts';
+import { webhookDeliveryTask, webhookLogPurgeTask } from './webhooks/delivery-worker.ts';
+import type { WorkerTask } from './worker/worker.ts';
+
+export const WORKER_TASKS: WorkerTask[] = [mailWorkerTask, webhookDeliveryTask(), webhookLogPurgeTask, idempotencyPurgeTask, accountsPurgeTask, oauthPurgeTask];
