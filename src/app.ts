@@ -19,6 +19,7 @@ import { Problem } from './http/schemas.ts';
 import { requestLogger } from './util/logger.ts';
 import { registerSuppressionAdminRoutes } from './mail/admin-routes.ts';
 import { registerMailproviderIntake } from './mail/intake.ts';
+import { OAUTH_ROUTES } from './oauth/constants.ts';
 import { registerOAuth } from './oauth/routes.ts';
 import { registerProductRoutes } from './products/routes.ts';
 import { registerTeamRoutes } from './teams/routes.ts';
@@ -112,7 +113,7 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
   await registerOAuth(app, ctx);
 
   app.addSchema(Problem);
-  await registerOpenApi(app, ctx);
+  await registerOpenApi(app, ctx, OAUTH_ROUTES);
   registerHealthRoutes(app, ctx);
   registerMeRoutes(app, ctx);
   registerTeamRoutes(app, ctx);

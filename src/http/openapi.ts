@@ -2,7 +2,6 @@
 // browser at /api/docs/. Both can be turned off with SERVICE_API_DOCS_PUBLIC=false (the production
 // default); then neither plugin is loaded at all (docs/architecture.md, "Lazy loading").
 import type { AppContext, TypedApp } from '../app-context.ts';
-import { OAUTH_ROUTES } from '../oauth/constants.ts';
 
 /** The security schemes of the document: OAuth 2.0 access tokens, and bearer PATs and JWTs. */
 export const OAUTH2_SCHEME = 'oauth2';
@@ -19,7 +18,14 @@ export function securityRequirements(scopes: readonly string[]): Record<string, 
   return [...scopes.map((scope) => ({ [OAUTH2_SCHEME]: [scope] })), { [BEARER_SCHEME]: [] }];
 }
 
-export async function registerOpenApi(app: TypedApp, { config, scopes }: AppContext) {
+/** Where the OAuth authorization server answers (the oauth capability's paths; http/ knows no feature). */
+export interface OAuthEndpoints {
+  authorization: string;
+  token: string;
+  device_authorization: string;
+}
+
+export async function registerOpenApi(app: TypedApp, { config, scopes }: AppContext, oauth: OAuthEndpoints) {
   if (!config.apiDocsPublic) return;
   const [{ default: swagger }, { default: swaggerUi }] = await Promise.all([import('@fastify/swagger'), import('@fastify/swagger-ui')]);
   const emptyPatScopes = config.patEmptyScopesFullAccess ? "a PAT created with no scopes has the user's full access" : 'a PAT created with no scopes has no access';
@@ -43,13 +49,13 @@ export async function registerOpenApi(app: TypedApp, { config, scopes }: AppCont
             description:
               'Access tokens from this service\'s OAuth 2.0 authorization server (PKCE S256 required; metadata at ' +
               `${config.baseUrl}/.well-known/oauth-authorization-server). The device authorization grant (RFC 8628) is offered ` +
-              `too, at ${config.baseUrl}${OAUTH_ROUTES.device_authorization} with the same token endpoint and scopes; ` +
+              `too, at ${config.baseUrl}${oauth.device_authorization} with the same token endpoint and scopes; ` +
               'OpenAPI 3.0 has no flow to declare it.',
             flows: {
               authorizationCode: {
-                authorizationUrl: `${config.baseUrl}${OAUTH_ROUTES.authorization}`,
-                tokenUrl: `${config.baseUrl}${OAUTH_ROUTES.token}`,
-                refreshUrl: `${config.baseUrl}${OAUTH_ROUTES.token}`,
+                authorizationUrl: `${config.baseUrl}${oauth.authorization}`,
+                tokenUrl: `${config.baseUrl}${oauth.token}`,
+                refreshUrl: `${config.baseUrl}${oauth.token}`,
                 scopes: Object.fromEntries(scopes.list().map((scope) => [scope.name, scope.description])),
               },
             },
