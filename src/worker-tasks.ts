@@ -5,7 +5,8 @@ import { accountsPurgeTask } from './accounts/housekeeping.ts';
 import { idempotencyPurgeTask } from './http/idempotency-task.ts';
 import { mailWorkerTask } from './mail/outbox.ts';
 import { oauthPurgeTask } from './oauth/purge-task.ts';
-import { webhookDeliveryTask, webhookLogPurgeTask } from './webhooks/delivery-worker.ts';
+import { webhookDeliveryTask } from './webhooks/delivery-worker.ts';
+import { webhookLogPurgeTask } from './webhooks/log-purge.ts';
 import type { WorkerTask } from './worker/worker.ts';
 
 export const WORKER_TASKS: WorkerTask[] = [mailWorkerTask, webhookDeliveryTask(), webhookLogPurgeTask, idempotencyPurgeTask, accountsPurgeTask, oauthPurgeTask];

@@ -4,8 +4,9 @@
 //   engine          deliveries/s of one worker (the service's own loop) at each concurrency
 //   raw             deliveries/s of a bare undici.request POST loop at the same concurrencies,
 //                   signed like the engine
-//   signing         the engine (one worker, same queue, same receiver) with and without the
-//                   signature in alternating windows of one process: what signing costs a delivery
+//   signing         the engine (one worker, same queue, same receiver) with one and with two
+//                   signatures per delivery (a secret rotation's overlap) in alternating windows of
+//                   one process: what a signature costs a delivery
 //   signing-raw     the same comparison for the raw loop (secondary: signing's share of a bare POST)
 //   latency         embedded mode: events emitted at a paced rate while the in-process worker runs;
 //                   event committed → the receiver has its first attempt
@@ -24,11 +25,11 @@ import { createContext } from '../../src/context.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import type { Executor } from '../../src/db/schema.ts';
 import { createTeam } from '../../src/teams/teams.ts';
-import { webhookDeliveryTask, type DeliveryWorkerOptions } from '../../src/webhooks/delivery-worker.ts';
+import { webhookDeliveryTask } from '../../src/webhooks/delivery-worker.ts';
 import { USER_AGENT } from '../../src/webhooks/http-client.ts';
 import { hmacKey, signatureHeader } from '../../src/webhooks/signing.ts';
 import { AddressGuard } from '../../src/webhooks/ssrf.ts';
-import { createSubscription } from '../../src/webhooks/subscriptions.ts';
+import { createSubscription, rotateSecret } from '../../src/webhooks/subscriptions.ts';
 import { startWorker } from '../../src/worker/worker.ts';
 import { CpuProbe } from '../lib/proc.ts';
 import { percentile } from '../lib/stats.ts';
@@ -264,6 +265,7 @@ async function raw() {
 }
 
 interface SigningWindow {
+  /** Raw loop: signed or not. Engine: two signatures per delivery (a rotation's overlap) or one. */
   signed: boolean;
   n: number;
   ms: number;
@@ -276,13 +278,13 @@ interface SigningWindow {
  * measured one after the other differ by more than signing costs). `setSigned` switches the sender,
  * `count` says how many deliveries have arrived, `between` runs outside the windows (refills).
  */
-async function alternate(setSigned: (signed: boolean) => void, count: () => Promise<number>, between: (windows: SigningWindow[]) => Promise<void>): Promise<SigningWindow[]> {
+async function alternate(setSigned: (signed: boolean) => void | Promise<void>, count: () => Promise<number>, between: (windows: SigningWindow[]) => Promise<void>): Promise<SigningWindow[]> {
   const windows: SigningWindow[] = [];
   for (let i = 0; i < 2 * config.pairs!; i++) {
     if (i % 2 === 0) await between(windows);
     // Alternate which mode goes first in a pair, so neither always follows the other.
     const signed = i % 4 === 0 || i % 4 === 3;
-    setSigned(signed);
+    await setSigned(signed);
     // A short settling pause: attempts started under the other mode arrive before the window opens.
     await sleep(20);
     const before = await count();
@@ -302,21 +304,31 @@ async function alternate(setSigned: (signed: boolean) => void, count: () => Prom
  * the receiver's share of the machine. Per pair, then the median over pairs: a burst of the
  * neighbours' load spoils a pair, not the figure.
  */
-function emitSigning(concurrency: number, windows: SigningWindow[], otherCores: number) {
-  const pairs = Array.from({ length: config.pairs! }, (_, p) => {
-    const [a, b] = [windows[2 * p], windows[2 * p + 1]];
+function emitSigning(concurrency: number, windows: SigningWindow[], otherCores: number, doubled: boolean) {
+  // Per delivery: µs of CPU and ms of wall time, signed and unsigned. Doubled (the engine): the
+  // `signed` windows carry two signatures and the others one, so one signature costs the
+  // difference and an unsigned delivery costs one signature less than a signed one.
+  const costs = (a: SigningWindow, b: SigningWindow) => {
     const [s, u] = a.signed ? [a, b] : [b, a];
-    return { rate: s.n / s.ms / (u.n / u.ms), cpu: u.cpuUs / u.n / (s.cpuUs / s.n) };
-  });
-  const sum = (signedOnly: boolean, field: 'n' | 'ms' | 'cpuUs') => windows.filter((w) => w.signed === signedOnly).reduce((t, w) => t + w[field], 0);
+    const signed = { cpu: s.cpuUs / s.n, time: s.ms / s.n };
+    const unsigned = { cpu: u.cpuUs / u.n, time: u.ms / u.n };
+    if (!doubled) return { signed, unsigned };
+    return { signed: unsigned, unsigned: { cpu: 2 * unsigned.cpu - signed.cpu, time: 2 * unsigned.time - signed.time } };
+  };
+  const pairs = Array.from({ length: config.pairs! }, (_, p) => costs(windows[2 * p], windows[2 * p + 1]));
+  const total = (signed: boolean): SigningWindow => {
+    const chosen = windows.filter((w) => w.signed === signed);
+    return { signed, n: chosen.reduce((t, w) => t + w.n, 0), ms: chosen.reduce((t, w) => t + w.ms, 0), cpuUs: chosen.reduce((t, w) => t + w.cpuUs, 0) };
+  };
+  const all = costs(total(true), total(false));
   emit({
     concurrency,
-    signedRate: (sum(true, 'n') * 1000) / sum(true, 'ms'),
-    unsignedRate: (sum(false, 'n') * 1000) / sum(false, 'ms'),
-    signedCpuUs: sum(true, 'cpuUs') / sum(true, 'n'),
-    unsignedCpuUs: sum(false, 'cpuUs') / sum(false, 'n'),
-    rateRatio: percentile(pairs.map((p) => p.rate), 50),
-    cpuRatio: percentile(pairs.map((p) => p.cpu), 50),
+    signedRate: 1000 / all.signed.time,
+    unsignedRate: 1000 / all.unsigned.time,
+    signedCpuUs: all.signed.cpu,
+    unsignedCpuUs: all.unsigned.cpu,
+    rateRatio: percentile(pairs.map((p) => p.unsigned.time / p.signed.time), 50),
+    cpuRatio: percentile(pairs.map((p) => p.unsigned.cpu / p.signed.cpu), 50),
     otherCores,
   });
 }
@@ -328,22 +340,30 @@ async function signingRaw() {
   const loops = rawLoops(concurrency, () => signed);
   await sleep(config.warmupSeconds * 1000);
   const probe = new CpuProbe(config.serverPids ?? []).start();
-  const windows = await alternate((mode) => (signed = mode), async () => loops.completed(), async () => {});
+  const windows = await alternate((mode) => void (signed = mode), async () => loops.completed(), async () => {});
   const cpu = probe.stop();
   await loops.stop();
-  emitSigning(concurrency, windows, cpu.otherCores);
+  emitSigning(concurrency, windows, cpu.otherCores, false);
 }
 
 /**
- * The delivery engine itself, signed and unsigned: one worker draining one queue to the receiver,
- * its benchmark-only `sign` option flipped between windows (read at every attempt). Deliveries are
- * counted at the receiver; the queue is refilled between pairs, outside the windows.
+ * What signing costs the delivery engine, which always signs: one worker draining one queue to the
+ * receiver, in windows alternating between one signature per delivery and two. Two is what the
+ * service sends during a secret rotation's overlap window (the new secret's v1 and the old one's):
+ * each switch is a real rotation, with or without overlap, which the worker picks up at its next
+ * claim. One signature costs the difference between the two; an unsigned delivery, one signature
+ * less. Deliveries are counted at the receiver; the queue is refilled between pairs, outside the
+ * windows.
  */
 async function signing() {
   const { ctx, teamId } = await setup();
   const concurrency = config.concurrencies![0];
   ctx.config.webhooks.concurrency = concurrency;
-  const options: DeliveryWorkerOptions = { ca, sign: true };
+  const subscription = await ctx.db.kysely.selectFrom('webhook_subscriptions').selectAll().where('team_id', '=', teamId).executeTakeFirstOrThrow();
+  const signTwice = async (twice: boolean) => {
+    ctx.config.webhooks.secretOverlapHours = twice ? 1 : 0;
+    await rotateSecret(ctx, subscription);
+  };
   let rate = 2000;
   // Enough due rows for a pair of windows at the fastest rate seen, twice over.
   const refill = async () => {
@@ -352,11 +372,11 @@ async function signing() {
     if (pending < wanted) await dispatchMany(ctx, teamId, 2 * wanted - pending);
   };
   await refill();
-  const worker = startWorker(ctx, [webhookDeliveryTask(options)]);
+  const worker = startWorker(ctx, [webhookDeliveryTask({ ca })]);
   await sleep(config.warmupSeconds * 1000);
   const probe = new CpuProbe(config.serverPids ?? []).start();
   const windows = await alternate(
-    (signed) => (options.sign = signed),
+    signTwice,
     async () => (await receiver('/__count')) as number,
     async (done) => {
       for (const w of done) rate = Math.max(rate, (w.n * 1000) / w.ms);
@@ -367,7 +387,7 @@ async function signing() {
   await worker.stop();
   await assertNoFailures(ctx);
   if ((await countRows(ctx, ['pending'])) === 0) throw new Error('the queue ran dry during the signing windows');
-  emitSigning(concurrency, windows, cpu.otherCores);
+  emitSigning(concurrency, windows, cpu.otherCores, true);
   await ctx.db.close();
 }
 

@@ -67,7 +67,7 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
   const labels = {
     sqlite: (c: number) => `webhook deliveries/s, one worker, SQLite, concurrency ${c} ÷ raw undici POST loop`,
     pg: (c: number) => `same, PostgreSQL, concurrency ${c}`,
-    signing: `webhook deliveries signed ÷ unsigned, one worker (SQLite, concurrency ${SIGNING_CONCURRENCY}), deliveries per CPU-second, alternating windows in one process`,
+    signing: `webhook deliveries signed ÷ unsigned, one worker (SQLite, concurrency ${SIGNING_CONCURRENCY}), deliveries per CPU-second, alternating windows of one and two signatures (a rotation's overlap) in one process`,
     latency: (r: number) => `event → first attempt, embedded (SQLite), ${r.toLocaleString('en-US')} events/s paced, p99`,
     burst: `${BURST_RUN.toLocaleString('en-US')}-event burst, one worker, until every first attempt completed (warm process)`,
     distributed: (r: number) => `event → first attempt, distributed (PostgreSQL, svc worker), ${r} events/s paced, p99`,
@@ -155,9 +155,10 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
       metrics.push(envs.pg ? ratioOf(`deliveries_pg_c${c}`, labels.pg(c), TARGETS.pg, 'pg', c, 'raw', c) : notAvailable(`deliveries_pg_c${c}`, labels.pg(c), 'PostgreSQL not installed', TARGETS.pg));
     }
     {
-      // The delivery engine signed and unsigned, interleaved in one process (bench/inproc/webhooks.ts,
-      // signing): per round, the median over window pairs of the worker's deliveries per
-      // CPU-second, signed ÷ unsigned; the rounds' median is the figure.
+      // The delivery engine with one and two signatures per delivery, interleaved in one process
+      // (bench/inproc/webhooks.ts, signing), a signature's cost being the difference: per round, the
+      // median over window pairs of the worker's deliveries per CPU-second, signed ÷ unsigned; the
+      // rounds' median is the figure.
       const lines = rounds.map((r) => r.signing[0]);
       const clean = lines.filter((l) => l.otherCores <= CONTENTION_LIMIT_CORES);
       const chosen = clean.length ? clean : lines;

@@ -7,40 +7,27 @@
 //   write    results go to the micro-batched writer (results.ts) without holding a slot; a row stays
 //            leased until its result is written, so nothing is claimed twice meanwhile. When too many
 //            results are unwritten, no new attempt starts (back-pressure).
-// It sleeps until a dispatch wakes it (in-process event on SQLite, LISTEN/NOTIFY on PostgreSQL) or
+// It sleeps until an emitted event wakes it (in-process event on SQLite, LISTEN/NOTIFY on PostgreSQL) or
 // the poll interval passes. On abort (SIGTERM) it starts nothing more, gives back the rows it
 // claimed but never started, waits for the attempts in flight and writes every finished result;
-// a row it never finishes is claimed again when its lease expires.
-import { performance } from 'node:perf_hooks';
-import type { PoolClient } from 'pg';
+// a row it never finishes is claimed again when its lease expires. Each attempt is signed and sent
+// by delivery-sender.ts (signatures by delivery-signer.ts), results are written by results.ts, and
+// wake-ups arrive through wake.ts.
 import type { AppContext } from '../app-context.ts';
-import { nowIso } from '../util/time.ts';
-import { periodic } from '../worker/periodic.ts';
 import type { WorkerTask } from '../worker/worker.ts';
-import { DeliveryClient, USER_AGENT, describeFailure } from './http-client.ts';
+import { ClaimAhead, MAX_CLAIM, WRITE_DELAY_MS, WRITE_MARGIN_MS, claimAhead, writeBatch } from './claim-sizing.ts';
+import { DeliverySender, isSendable } from './delivery-sender.ts';
+import { DeliverySigner, type Signature } from './delivery-signer.ts';
 import { webhookLog, warnIfGuardRelaxed } from './log.ts';
-import { claimDue, purgeDeliveryLogs, releaseClaims, type AttemptResult, type ClaimedDelivery, type DeliveryTarget } from './queue.ts';
+import { claimDue, releaseClaims, type AttemptResult, type ClaimedDelivery, type DeliveryTarget } from './queue.ts';
 import { ResultWriter } from './results.ts';
-import { signatureHeader } from './signing.ts';
-import { AddressGuard } from './ssrf.ts';
-import { signingKeys } from './subscriptions.ts';
-import { WAKE_CHANNEL, WAKE_EVENT } from './wake.ts';
+import { WAKE_EVENT, WakeListener } from './wake.ts';
 
 const POLL_MS = 1000;
-const MAX_CLAIM = 200;
-const PURGE_INTERVAL_MS = 3600_000;
-/** A row starts only with this much of its lease left beyond the delivery timeout (its result's write). */
-const WRITE_MARGIN_MS = 1000;
 
 export interface DeliveryWorkerOptions {
   /** Extra CA certificates to trust (tests with a private CA). */
   ca?: string | Buffer | Array<string | Buffer>;
-  /**
-   * Benchmark only, never set by the service: `false` sends deliveries without X-Service-Signature,
-   * so bench/inproc/webhooks.ts can measure what signing costs the engine. Read at every attempt
-   * (the benchmark flips it between measurement windows).
-   */
-  sign?: boolean;
 }
 
 export function webhookDeliveryTask(options: DeliveryWorkerOptions = {}): WorkerTask {
@@ -52,65 +39,17 @@ interface Buffered {
   row: ClaimedDelivery;
   target: DeliveryTarget | undefined;
   leaseEnds: number;
-  signature: Presigned | null;
+  signature: Signature | null;
 }
-
-/** An X-Service-Signature value made when the row was claimed, and when (ms). */
-interface Presigned {
-  header: string;
-  at: number;
-}
-
-/**
- * A signature made at claim time is sent if at most this old; an older one (its row waited long in
- * the buffer) is made again at the attempt. Its `t` is then at most this far behind the sending
- * time, well inside the 5 minutes receivers tolerate.
- */
-const MAX_SIGNATURE_AGE_MS = 5_000;
-
-/**
- * The fewest rows to hold claimed beyond the running attempts: twice the concurrency (at least 16,
- * so a worker of one slot still claims several rows per statement; at most one claim's worth).
- * None when the lease cannot cover a wait of one attempt besides the row's own attempt and write;
- * a buffered row whose lease has run too short by the time a slot frees is given back (#fill).
- * Under load the buffer grows beyond this floor with the worker's rate (AHEAD_MS).
- */
-export function claimAhead(concurrency: number, leaseMs: number, timeoutMs: number): number {
-  if (leaseMs - WRITE_MARGIN_MS < 2 * timeoutMs) return 0;
-  return Math.min(Math.max(2 * concurrency, 16), MAX_CLAIM);
-}
-
-/**
- * Under load the buffer holds this many milliseconds of attempts at the worker's recent rate
- * (measured over RATE_WINDOW_MS): enough to cover a claim's round trip, which on SQLite waits
- * behind the result write, so that no slot idles for it, and so each claim takes dozens of rows,
- * not a handful. Time, not a count: a worker whose receivers are slow holds few rows, which other
- * workers can claim meanwhile. A claim costs about the same for 5 rows as for 50, so a small fixed
- * buffer pays that cost per few deliveries (docs/performance.md, Webhook deliveries per worker).
- */
-const AHEAD_MS = 20;
-const RATE_WINDOW_MS = 250;
-
-/**
- * Results are written once this many wait (or WRITE_DELAY_MS after the first): at least 64, so
- * that under load each write statement carries many results (its fixed cost, a round trip and
- * a plan, dwarfs a row's); when the rate is low, WRITE_DELAY_MS bounds the wait instead.
- */
-const writeBatch = (concurrency: number) => Math.min(Math.max(concurrency, 64), 250);
-const WRITE_DELAY_MS = 5;
 
 class DeliveryLoop {
   readonly #ctx: AppContext;
-  readonly #options: DeliveryWorkerOptions;
-  readonly #client: DeliveryClient;
+  readonly #signer: DeliverySigner;
+  readonly #sender: DeliverySender;
   readonly #writer: ResultWriter;
   readonly #concurrency: number;
-  /** Rows to hold claimed beyond the running attempts now: claimAhead's floor, raised with the rate. */
-  #ahead: number;
-  readonly #aheadFloor: number;
-  /** Attempts started since #rateSince (for the rate that sizes #ahead). */
-  #started = 0;
-  #rateSince = performance.now();
+  /** How many rows to hold claimed beyond the running attempts. */
+  readonly #ahead: ClaimAhead;
   /** At most this many results finished but not yet written; beyond it no attempt starts. */
   readonly #maxUnwritten: number;
   readonly #leaseMs: number;
@@ -133,10 +72,9 @@ class DeliveryLoop {
   #drained = false;
   /** Woken for work (a dispatch, a retry coming due, the poll): the queue may have new due rows. */
   #due = true;
-  #listener: PoolClient | null = null;
-  #listenRetryAt = 0;
+  /** PostgreSQL only: NOTIFY wakes this worker whichever process queued the rows. */
+  readonly #listener: WakeListener | null;
   #wakeup: (() => void) | null = null;
-  readonly #urls = new Map<string, URL>();
   /**
    * Subscriptions this worker disabled while a claim was under way. On PostgreSQL that claim may
    * have read them before the disable committed: its rows of them must not be sent either.
@@ -145,14 +83,15 @@ class DeliveryLoop {
 
   constructor(ctx: AppContext, options: DeliveryWorkerOptions) {
     this.#ctx = ctx;
-    this.#options = options;
     const settings = ctx.config.webhooks;
-    this.#client = new DeliveryClient({ guard: new AddressGuard(settings), timeoutMs: settings.deliveryTimeoutMs, ca: options.ca });
+    this.#signer = new DeliverySigner(ctx.config.secretKey!);
+    this.#sender = new DeliverySender(settings, this.#signer, options.ca);
+    this.#listener = ctx.db.pool ? new WakeListener(ctx.db.pool, this.#kick, webhookLog(ctx)) : null;
     this.#writer = new ResultWriter(ctx, { batch: writeBatch(settings.concurrency), delayMs: WRITE_DELAY_MS });
     this.#concurrency = settings.concurrency;
     this.#leaseMs = settings.leaseSeconds * 1000;
     this.#timeoutMs = settings.deliveryTimeoutMs;
-    this.#ahead = this.#aheadFloor = claimAhead(this.#concurrency, this.#leaseMs, this.#timeoutMs);
+    this.#ahead = new ClaimAhead(claimAhead(this.#concurrency, this.#leaseMs, this.#timeoutMs));
     this.#maxUnwritten = 2 * writeBatch(this.#concurrency);
   }
 
@@ -170,8 +109,7 @@ class DeliveryLoop {
     signal.addEventListener('abort', this.#kick, { once: true });
     try {
       while (!signal.aborted) {
-        // (Re)subscribe to NOTIFY on PostgreSQL; a lost listener only costs latency (polling goes on).
-        if (ctx.db.pool && !this.#listener && Date.now() >= this.#listenRetryAt) await this.#listen();
+        await this.#listener?.ensure();
         if (this.#due) {
           this.#due = false;
           this.#drained = false;
@@ -205,14 +143,8 @@ class DeliveryLoop {
       await this.#release(this.#buffer.splice(0));
       await Promise.allSettled(this.#attempts);
       await this.#writer.drain();
-      await this.#client.close();
-      const listener = this.#listener;
-      this.#listener = null;
-      if (listener) {
-        listener.removeAllListeners('notification');
-        await listener.query(`unlisten ${WAKE_CHANNEL}`).catch(() => {});
-        listener.release();
-      }
+      await this.#sender.close();
+      await this.#listener?.close();
     }
   }
 
@@ -222,46 +154,30 @@ class DeliveryLoop {
    * whatever is missing) per claim under load, so one statement feeds many attempts.
    */
   #wanted(): number {
-    this.#resize();
+    this.#ahead.resize();
+    const ahead = this.#ahead.size;
     if (this.#drained || this.#unwritten >= this.#maxUnwritten) return 0;
     const held = this.#attempts.size + this.#buffer.length;
-    if (this.#buffer.length > this.#ahead / 2) return 0;
-    const room = this.#concurrency + this.#ahead - held;
+    if (this.#buffer.length > ahead / 2) return 0;
+    const room = this.#concurrency + ahead - held;
     const minBatch = held === 0 ? 1 : Math.max(1, Math.floor(this.#concurrency / 4));
     return room < minBatch ? 0 : Math.min(room, MAX_CLAIM);
-  }
-
-  /** Once per RATE_WINDOW_MS: the buffer's size for AHEAD_MS at the rate of attempts just seen. */
-  #resize(): void {
-    const now = performance.now();
-    const elapsed = now - this.#rateSince;
-    if (elapsed < RATE_WINDOW_MS || this.#aheadFloor === 0) return;
-    const wanted = Math.ceil((this.#started * AHEAD_MS) / elapsed);
-    this.#ahead = Math.min(Math.max(wanted, this.#aheadFloor), MAX_CLAIM);
-    this.#started = 0;
-    this.#rateSince = now;
   }
 
   #enqueue(rows: ClaimedDelivery[], targets: Map<string, DeliveryTarget>, leaseEnds: number): void {
     // Signed here, the whole claim in one go: an HMAC-SHA256 made one at a time between network
     // I/O costs several times what it costs in a run of them (OpenSSL's state is cold by then)
     // (docs/performance.md, Signed ÷ unsigned).
-    const sign = this.#options.sign !== false;
     const now = Date.now();
-    const timestamp = Math.floor(now / 1000);
     for (const row of rows) {
       // Never two attempts of one row at once: a row of ours whose lease ran out and that came back
       // in this claim is left to the attempt (or write) already under way.
       if (this.#owned.has(row.id)) continue;
       this.#owned.add(row.id);
       const target = targets.get(row.subscription_id);
-      const signature = sign && target && isSendable(target) ? { header: this.#sign(target, timestamp, row.payload), at: now } : null;
+      const signature = target && isSendable(target) ? this.#signer.sign(target, row.payload, now) : null;
       this.#buffer.push({ row, target, leaseEnds, signature });
     }
-  }
-
-  #sign(target: DeliveryTarget, timestamp: number, payload: string): string {
-    return signatureHeader(signingKeys(this.#ctx.config.secretKey!, target), timestamp, payload);
   }
 
   /** Starts buffered rows (oldest first) while there are free slots and the writer keeps up. */
@@ -287,12 +203,12 @@ class DeliveryLoop {
     // A row waits on a failure's write: write it now rather than after the batching delay.
     if (waiting) this.#writer.flush();
     // Running low: let the loop claim more (it is asleep unless a claim is under way).
-    if (!this.#drained && this.#buffer.length <= this.#ahead / 2) this.#wakeup?.();
+    if (!this.#drained && this.#buffer.length <= this.#ahead.size / 2) this.#wakeup?.();
   }
 
   #launch({ row, target, signature }: Buffered): void {
-    this.#started++;
-    const work = this.#attempt(row, target, signature).then(
+    this.#ahead.started();
+    const work = this.#sender.attempt(row, target, signature).then(
       (result) => {
         this.#unwritten++;
         const failed = result.attempted && !result.ok;
@@ -347,29 +263,6 @@ class DeliveryLoop {
     for (const item of items) this.#owned.delete(item.row.id);
   }
 
-  /** PostgreSQL: a pooled client LISTENing on the wake channel (NOTIFY arrives at commit). */
-  async #listen(): Promise<void> {
-    const pool = this.#ctx.db.pool!;
-    this.#listenRetryAt = Date.now() + 5_000;
-    let client: PoolClient | null = null;
-    try {
-      client = await pool.connect();
-      const lost = (error?: Error) => {
-        if (this.#listener !== client) return;
-        this.#listener = null;
-        client!.release(error ?? true);
-      };
-      client.on('notification', this.#kick);
-      client.on('error', lost);
-      client.on('end', () => lost());
-      await client.query(`listen ${WAKE_CHANNEL}`);
-      this.#listener = client;
-    } catch (error) {
-      if (client) client.release(true);
-      webhookLog(this.#ctx).warn({ err: error }, 'LISTEN failed; the webhook worker polls until it succeeds');
-    }
-  }
-
   /** Resolves on a wake-up (work due, or room in the buffer) or after `ms` (the poll: work may be due). */
   #sleep(ms: number): Promise<void> {
     if (this.#due) return Promise.resolve();
@@ -388,17 +281,6 @@ class DeliveryLoop {
     });
   }
 
-  /** Parsed once per URL, not per attempt (a subscription's URL rarely changes). */
-  #parsed(url: string): URL {
-    let parsed = this.#urls.get(url);
-    if (!parsed) {
-      if (this.#urls.size >= 1000) this.#urls.clear();
-      parsed = new URL(url);
-      this.#urls.set(url, parsed);
-    }
-    return parsed;
-  }
-
   /** A retry due sooner than the next poll wakes the loop on time (short schedules, tests). */
   #wakeForRetry(result: AttemptResult) {
     const { retryDelays, maxRetries } = this.#ctx.config.webhooks;
@@ -406,56 +288,7 @@ class DeliveryLoop {
     const delayMs = retryDelays[result.delivery.attempt] * 1000;
     if (delayMs < POLL_MS) setTimeout(this.#kick, delayMs + 5).unref();
   }
-
-  async #attempt(delivery: ClaimedDelivery, subscription: DeliveryTarget | undefined, presigned: Presigned | null): Promise<AttemptResult> {
-    const attemptedAt = nowIso();
-    const base = { delivery, attemptedAt };
-    if (!subscription || subscription.subscription_active !== 1 || subscription.team_active !== 1) {
-      const why = !subscription ? 'the subscription was deleted' : subscription.subscription_active !== 1 ? 'the subscription is inactive' : 'the team is inactive';
-      return { ...base, attempted: false, ok: false, statusCode: null, durationMs: null, responseBody: `Not sent: ${why}.` };
-    }
-    const started = performance.now();
-    let statusCode: number | null = null;
-    let responseBody: string | null;
-    try {
-      const headers: Record<string, string> = {
-        'content-type': 'application/json',
-        'user-agent': USER_AGENT,
-        'x-service-event': delivery.event_type,
-        'x-service-event-id': delivery.event_id,
-        'x-service-attempt': String(delivery.attempt),
-      };
-      if (this.#options.sign !== false) {
-        const now = Date.now();
-        headers['x-service-signature'] =
-          presigned && now - presigned.at <= MAX_SIGNATURE_AGE_MS ? presigned.header : this.#sign(subscription, Math.floor(now / 1000), delivery.payload);
-      }
-      const response = await this.#client.post(this.#parsed(subscription.url), headers, delivery.payload);
-      statusCode = response.statusCode;
-      responseBody = response.body;
-    } catch (error) {
-      responseBody = describeFailure(error);
-    }
-    const ok = statusCode !== null && statusCode >= 200 && statusCode < 300;
-    return { ...base, attempted: true, ok, statusCode, responseBody, durationMs: Math.round(performance.now() - started) };
-  }
 }
 
 /** The target as this worker knows it after disabling it (its rows are dead-lettered unsent). */
 const asInactive = (target: DeliveryTarget): DeliveryTarget => ({ ...target, subscription_active: 0 });
-
-/** Whether an attempt would be sent (#attempt dead-letters it unsent otherwise): worth signing ahead. */
-function isSendable(target: DeliveryTarget): boolean {
-  return target.subscription_active === 1 && target.team_active === 1;
-}
-
-/** Deletes delivery-log rows (and events) older than SERVICE_WEBHOOKS_LOG_RETENTION_DAYS, hourly. */
-export const webhookLogPurgeTask = periodic({
-  name: 'webhook-log-purge',
-  intervalMs: PURGE_INTERVAL_MS,
-  async round(ctx) {
-    const { deliveries, events } = await purgeDeliveryLogs(ctx.db.kysely, ctx.config.webhooks.logRetentionDays);
-    if (deliveries + events > 0) webhookLog(ctx).info({ deliveries, events }, 'webhook delivery logs purged');
-  },
-  failed: (ctx, error) => webhookLog(ctx).error({ err: error }, 'webhook log purge failed'),
-});

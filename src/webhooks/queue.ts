@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { QueryResult } from 'pg';
 import type { Db as Connection, DialectName } from '../db/connection.ts';
-import type { Database, WebhookDeliveryStatus } from '../db/schema.ts';
+import type { Database, WebhookDeliveriesTable, WebhookDeliveryStatus } from '../db/schema.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -180,18 +180,20 @@ export async function retryDeadLetter(trx: Db, subscriptionId: string, logId: nu
     .where('id', '>', row.id)
     .executeTakeFirst();
   if (newer) throw new RetryRefused('This event has already been retried; retry its newest entry instead.');
-  const now = nowIso();
-  const values = {
-    subscription_id: subscriptionId,
-    event_id: row.event_id,
-    event_type: row.event_type,
-    payload: row.payload,
-    attempt: 1,
-    status: 'pending' as const,
-    next_retry_at: now,
-    created_at: now,
-  };
-  const inserted = await trx.insertInto('webhook_deliveries').values(values).returning('id').executeTakeFirstOrThrow();
+  return queueFirstAttempt(trx, { subscription_id: subscriptionId, event_id: row.event_id, event_type: row.event_type, payload: row.payload });
+}
+
+/**
+ * Queues attempt 1 of an event to one subscription, due `now`; returns the new log entry. Events
+ * reach their subscriptions through the fan-out (fan-out.ts); this is for one subscription by hand.
+ */
+export async function queueFirstAttempt(
+  executor: Db,
+  delivery: Pick<WebhookDeliveriesTable, 'subscription_id' | 'event_id' | 'event_type' | 'payload'>,
+  now = nowIso(),
+) {
+  const values = { ...delivery, attempt: 1, status: 'pending' as const, next_retry_at: now, created_at: now };
+  const inserted = await executor.insertInto('webhook_deliveries').values(values).returning('id').executeTakeFirstOrThrow();
   return { ...values, id: Number(inserted.id), status_code: null, response_body: null, duration_ms: null };
 }
 

@@ -5,9 +5,8 @@ import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../app-context.ts';
 import { isEventType } from '../events/index.ts';
 import type { Database, WebhookSubscriptionsTable } from '../db/schema.ts';
-import { decryptSecret, encryptSecret } from '../util/encryption.ts';
+import { encryptSecret } from '../util/encryption.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
-import { hmacKey, type HmacKey } from './signing.ts';
 import { type AddressGuard, SsrfRefusal, parseWebhookUrl } from './ssrf.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -57,7 +56,8 @@ export function newSecret(): string {
   return randomBytes(32).toString('base64');
 }
 
-const secretContext = (subscriptionId: string) => `webhook:${subscriptionId}`;
+/** What a subscription's secret is encrypted for (AES-GCM additional data): it decrypts for no other row. */
+export const secretContext = (subscriptionId: string) => `webhook:${subscriptionId}`;
 
 /** A non-empty list of registered names, or ["*"] (a list mixing "*" with names becomes ["*"]). */
 export function normaliseEvents(events: readonly string[]): string[] {
@@ -184,34 +184,4 @@ export async function rotateSecret(ctx: Pick<AppContext, 'config' | 'db'>, row: 
   };
   await ctx.db.kysely.updateTable('webhook_subscriptions').set(changes).where('id', '=', row.id).execute();
   return { row: { ...row, ...changes }, secret };
-}
-
-interface SigningKeys {
-  current: string;
-  previous: string | null;
-  keys: HmacKey[];
-  previousUntil: number;
-}
-
-const signingCache = new Map<string, SigningKeys>();
-
-/**
- * The HMAC keys an attempt signs with, newest first. Decrypted once per secret and cached by
- * subscription (the cache entry changes when the encrypted value does, i.e. after a rotation).
- */
-export function signingKeys(secretKey: string, row: Pick<SubscriptionRow, 'id' | 'secret_encrypted' | 'previous_secret_encrypted' | 'previous_secret_expires_at'>): HmacKey[] {
-  let entry = signingCache.get(row.id);
-  if (!entry || entry.current !== row.secret_encrypted || entry.previous !== row.previous_secret_encrypted) {
-    const keys = [hmacKey(decryptSecret(secretKey, row.secret_encrypted, secretContext(row.id)))];
-    if (row.previous_secret_encrypted) keys.push(hmacKey(decryptSecret(secretKey, row.previous_secret_encrypted, secretContext(row.id))));
-    entry = {
-      current: row.secret_encrypted,
-      previous: row.previous_secret_encrypted,
-      keys,
-      previousUntil: row.previous_secret_expires_at ? Date.parse(row.previous_secret_expires_at) : 0,
-    };
-    if (signingCache.size >= 10_000) signingCache.delete(signingCache.keys().next().value as string);
-    signingCache.set(row.id, entry);
-  }
-  return entry.keys.length > 1 && Date.now() >= entry.previousUntil ? entry.keys.slice(0, 1) : entry.keys;
 }

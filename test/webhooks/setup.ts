@@ -29,7 +29,7 @@ export async function webhookFixture(env: Record<string, string> = {}): Promise<
     SERVICE_WEBHOOKS_ALLOWED_CIDRS: '127.0.0.1/32',
     SERVICE_WEBHOOKS_RETRY_DELAYS: FAST_RETRIES,
     SERVICE_WEBHOOKS_DELIVERY_TIMEOUT: '3',
-    // Long enough for claim-ahead (delivery-worker.ts claimAhead): the tests exercise the buffer.
+    // Long enough for claim-ahead (claim-sizing.ts claimAhead): the tests exercise the buffer.
     SERVICE_WEBHOOKS_LEASE_SECONDS: '20',
     ...env,
   });
