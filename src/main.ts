@@ -211,7 +211,7 @@ const invokedDirectly = process.argv[1] && import.meta.url === new URL(`file://$
 if (invokedDirectly || process.env.SVC_CLI_ENTRY === '1') {
   // Node keeps the compiled code of the modules loaded from here on (nearly all: each command's
   // modules load on demand) in its compile cache, and a later start reuses it instead of compiling
-  // again: 30-35 ms of a 350 ms `svc serve` start on a slow machine, and no more memory at listen.
+  // again: compiling is a sizeable share of a `svc serve` start, and the cache costs no memory.
   // The cache is NODE_COMPILE_CACHE's directory if set, else <tmp>/node-compile-cache; Node checks
   // each entry against its source and Node version, and NODE_DISABLE_COMPILE_CACHE=1 turns it off.
   enableCompileCache();
