@@ -2,9 +2,8 @@
 import { Type } from '@sinclair/typebox';
 import type { AppContext, TypedApp } from '../app-context.ts';
 import { requireUser } from '../http/identity.ts';
-import { notFound } from '../http/problem.ts';
 import { ProblemRef, authErrors } from '../http/schemas.ts';
-import { asProblem } from './http.ts';
+import { NotFoundError } from '../util/domain-errors.ts';
 import { changeRole, removeMember } from './members.ts';
 import { ChangeRoleBody, MemberParams, badRequestResponse, conflictResponse } from './schemas.ts';
 import { teamForMember, type Role } from './teams.ts';
@@ -29,8 +28,8 @@ export function registerMemberRoutes(app: TypedApp, { db }: AppContext) {
     async (request) => {
       const actorId = requireUser(request).user.id;
       const team = await teamForMember(db.kysely, request.params.id, actorId);
-      if (!team) throw notFound();
-      return changeRole(db.kysely, team.id, actorId, request.params.user_id, request.body.role as Role).catch(asProblem); // role: validated by the schema enum
+      if (!team) throw new NotFoundError();
+      return changeRole(db.kysely, team.id, actorId, request.params.user_id, request.body.role as Role); // role: validated by the schema enum
     },
   );
 
@@ -49,8 +48,8 @@ export function registerMemberRoutes(app: TypedApp, { db }: AppContext) {
     async (request, reply) => {
       const actorId = requireUser(request).user.id;
       const team = await teamForMember(db.kysely, request.params.id, actorId);
-      if (!team) throw notFound();
-      await removeMember(db.kysely, team.id, actorId, request.params.user_id).catch(asProblem);
+      if (!team) throw new NotFoundError();
+      await removeMember(db.kysely, team.id, actorId, request.params.user_id);
       return reply.code(204).send(null);
     },
   );

@@ -4,9 +4,8 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext, TypedApp } from '../app-context.ts';
 import { requireUser } from '../http/identity.ts';
 import { pageEnvelope, pageRequest } from '../http/pagination.ts';
-import { forbidden, notFound } from '../http/problem.ts';
 import { PageOf, PageQuery, ProblemRef, authErrors } from '../http/schemas.ts';
-import { asProblem } from './http.ts';
+import { ForbiddenError, NotFoundError } from '../util/domain-errors.ts';
 import { registerInvitationRoutes } from './invitation-routes.ts';
 import { registerMemberRoutes } from './member-routes.ts';
 import { registerInvitationPages } from './pages.ts';
@@ -73,7 +72,7 @@ function registerTeamReadRoutes(app: TypedApp, { db, config }: AppContext) {
     },
     async (request) => {
       const team = await teamForMember(db.kysely, request.params.id, requireUser(request).user.id);
-      if (!team) throw notFound();
+      if (!team) throw new NotFoundError();
       return team;
     },
   );
@@ -93,7 +92,7 @@ function registerTeamReadRoutes(app: TypedApp, { db, config }: AppContext) {
     },
     async (request) => {
       const team = await teamForMember(db.kysely, request.params.id, requireUser(request).user.id);
-      if (!team) throw notFound();
+      if (!team) throw new NotFoundError();
       const paging = pageRequest(request);
       const { count, rows } = await listMembers(db.kysely, team.id, paging.limit, paging.offset);
       return pageEnvelope(config.baseUrl, request, paging, count, rows);
@@ -121,7 +120,7 @@ function registerTeamWriteRoutes(app: TypedApp, { db, config }: AppContext) {
     },
     async (request, reply) => {
       const userId = requireUser(request).user.id;
-      const created = await createTeam(db.kysely, { ...request.body, ownerId: userId }).catch(asProblem);
+      const created = await createTeam(db.kysely, { ...request.body, ownerId: userId });
       const team = await teamForMember(db.kysely, created.id, userId);
       return reply.code(201).header('Location', `${config.baseUrl}/api/v1/teams/${created.id}/`).send(team);
     },
@@ -149,10 +148,10 @@ function registerTeamWriteRoutes(app: TypedApp, { db, config }: AppContext) {
     async (request) => {
       const userId = requireUser(request).user.id;
       const team = await teamForMember(db.kysely, request.params.id, userId);
-      if (!team) throw notFound();
+      if (!team) throw new NotFoundError();
       const refusal = refuseTeamUpdate(team.role);
-      if (refusal) throw forbidden(refusal);
-      await updateTeam(db.kysely, team.id, request.body).catch(asProblem);
+      if (refusal) throw new ForbiddenError(refusal);
+      await updateTeam(db.kysely, team.id, request.body);
       return teamForMember(db.kysely, team.id, userId);
     },
   );
