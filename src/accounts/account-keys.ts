@@ -2,8 +2,7 @@
 // link carries 32 random bytes; the table keeps their SHA-256. Using a key marks it used in the same
 // UPDATE that checks it (`used_at is null`), so two clicks racing cannot both succeed.
 import { createHash, randomBytes } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../db/schema.ts';
+import type { Executor } from '../db/schema.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
 
 export type KeyPurpose = 'confirm_email' | 'password_reset';
@@ -12,8 +11,6 @@ export const KEY_TTL_SECONDS: Record<KeyPurpose, number> = { confirm_email: 3 * 
 const KEY_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
-
-type Executor = Kysely<Database> | Transaction<Database>;
 
 /** Creates a key (replacing the user's earlier unused keys of that purpose) and returns the raw key. */
 export async function issueKey(db: Executor, purpose: KeyPurpose, userId: number, email: string): Promise<string> {

@@ -1,11 +1,8 @@
 // The e-mails of the accounts capability. They all go through the one mailer (mail/outbox.ts,
 // queued in the caller's transaction); the plain-text part carries each link whole on its own line.
-import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../app-context.ts';
-import type { Database } from '../db/schema.ts';
+import type { Executor } from '../db/schema.ts';
 import { queueMail } from '../mail/outbox.ts';
-
-type Executor = Kysely<Database> | Transaction<Database>;
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 

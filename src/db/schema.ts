@@ -1,7 +1,8 @@
-// Table types for Kysely. Conventions on both databases (see docs/architecture.md):
+// Table types for Kysely: the one description of the schema, from which every row type derives
+// (Row, NewRow below). Conventions on both databases (see docs/architecture.md):
 // times are ISO 8601 UTC strings (`2026-01-31T12:00:00.000Z`, fixed width so they sort as text),
 // flags are integers 0/1, lists and objects are JSON text.
-import type { Generated, Kysely, Transaction } from 'kysely';
+import type { Generated, Insertable, Kysely, Selectable, Transaction } from 'kysely';
 
 export interface UsersTable {
   id: Generated<number>;
@@ -316,3 +317,9 @@ export interface Database {
 
 /** Where a query runs: the database, or a transaction the caller holds open. */
 export type Executor = Kysely<Database> | Transaction<Database>;
+
+/** A row of `Table` as a query reads it (generated columns filled in). Row types derive from here, never copied. */
+export type Row<Table extends keyof Database> = Selectable<Database[Table]>;
+
+/** A row of `Table` as an insert writes it (generated columns left to the database). */
+export type NewRow<Table extends keyof Database> = Insertable<Database[Table]>;

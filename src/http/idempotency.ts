@@ -16,7 +16,7 @@ import { Transform, pipeline, type Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.ts';
+import type { Database, Row } from '../db/schema.ts';
 import { ConflictError, ValidationError } from '../util/domain-errors.ts';
 
 declare module 'fastify' {
@@ -98,16 +98,7 @@ async function hashBody(request: FastifyRequest, _reply: FastifyReply, payload: 
   return tap;
 }
 
-interface StoredRow {
-  id: number;
-  fingerprint: string;
-  status_code: number | null;
-  response_body: string | null;
-  content_type: string | null;
-  location: string | null;
-  locked_until: string | null;
-  expires_at: string;
-}
+type StoredRow = Pick<Row<'idempotency_keys'>, 'id' | 'fingerprint' | 'status_code' | 'response_body' | 'content_type' | 'location' | 'locked_until' | 'expires_at'>;
 
 class IdempotencyStore {
   readonly #db: Kysely<Database>;

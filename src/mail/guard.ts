@@ -1,8 +1,8 @@
 // The pre-send guard (docs/mail.md): every to/cc/bcc address of a batch is parsed, lower-cased and
 // looked up in one query; suppressed addresses are removed from each message. It lives inside the outbox
 // sender, so no call site can skip it.
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../db/schema.ts';
+import type { Kysely } from 'kysely';
+import type { Database, Executor } from '../db/schema.ts';
 import { parseRecipients, type Mailbox } from './addresses.ts';
 
 export interface RecipientLists {
@@ -22,7 +22,7 @@ export interface GuardedRecipients {
 }
 
 /** The active suppressions among `addresses` (already lower-cased), in one query. */
-export async function suppressedAmong(db: Kysely<Database> | Transaction<Database>, addresses: readonly string[]): Promise<Set<string>> {
+export async function suppressedAmong(db: Executor, addresses: readonly string[]): Promise<Set<string>> {
   const unique = [...new Set(addresses)];
   if (unique.length === 0) return new Set();
   const rows = await db

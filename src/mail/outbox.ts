@@ -2,9 +2,9 @@
 // outbox row that exists exactly when the change that caused it is committed, and a slow mail server never
 // slows an API call. The worker (mailWorkerTask) or sendQueuedMail() sends queued rows through the pre-send
 // guard and the transport and records the outcome on the row: sent, suppressed or failed.
-import type { ExpressionBuilder, Kysely, Selectable, Transaction } from 'kysely';
+import type { ExpressionBuilder } from 'kysely';
 import type { AppContext } from '../app-context.ts';
-import type { Database, MailOutboxTable } from '../db/schema.ts';
+import type { Database, Executor, Row } from '../db/schema.ts';
 import { nowIso, isoAfter } from '../util/time.ts';
 import { sleep, type WorkerTask } from '../worker/worker.ts';
 import { asList } from './addresses.ts';
@@ -21,7 +21,7 @@ export interface OutgoingMail {
   html?: string;
 }
 
-type OutboxRow = Selectable<MailOutboxTable>;
+type OutboxRow = Row<'mail_outbox'>;
 
 /** Rows claimed per round; their recipients are looked up in one guard query. */
 const BATCH_SIZE = 25;
@@ -43,7 +43,7 @@ const MAX_ERROR_LENGTH = 1000;
  */
 export async function queueMail(
   ctx: Pick<AppContext, 'wake'>,
-  trx: Kysely<Database> | Transaction<Database>,
+  trx: Executor,
   message: OutgoingMail,
 ): Promise<void> {
   const to = asList(message.to);

@@ -2,14 +2,11 @@
 // released only by an operator (CLI or admin API), who is recorded with the time and reason. Released rows stay
 // as history; an event that happened before the latest release of its address does not suppress it again
 // (SNS may deliver late or redeliver), while a newer genuine bounce or complaint does.
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database, MailSuppressionsTable } from '../db/schema.ts';
-import type { Selectable } from 'kysely';
+import { sql } from 'kysely';
+import type { Executor, Row } from '../db/schema.ts';
 import { nowIso } from '../util/time.ts';
 
-type Executor = Kysely<Database> | Transaction<Database>;
-
-export type SuppressionRow = Selectable<MailSuppressionsTable>;
+export type SuppressionRow = Row<'mail_suppressions'>;
 
 export type SuppressOutcome = 'suppressed' | 'already_suppressed' | 'predates_release';
 

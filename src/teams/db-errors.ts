@@ -1,8 +1,8 @@
 // Recognises a unique-constraint violation from either database, so callers can turn a lost race
 // (two requests taking the same slug at once) into a 409 instead of a 500. The check for "is it
 // free?" before the write gives the friendly answer; this catches the race the check cannot.
-import { PostgresAdapter, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../db/schema.ts';
+import { PostgresAdapter } from 'kysely';
+import type { Executor } from '../db/schema.ts';
 
 export function isUniqueViolation(error: unknown): boolean {
   const e = error as { code?: string; errcode?: number } | null;
@@ -17,7 +17,7 @@ export function isUniqueViolation(error: unknown): boolean {
  * row lock; on SQLite the one connection already runs transactions one at a time (and SQLite has no
  * FOR UPDATE), so it is a no-op there.
  */
-export async function lockTeam(trx: Kysely<Database> | Transaction<Database>, teamId: string): Promise<void> {
+export async function lockTeam(trx: Executor, teamId: string): Promise<void> {
   if (!(trx.getExecutor().adapter instanceof PostgresAdapter)) return;
   await trx.selectFrom('teams').select('id').where('id', '=', teamId).forUpdate().execute();
 }

@@ -2,9 +2,9 @@
 // Each write is one transaction carrying its side effects (event row, queued e-mail), so a failure
 // leaves no half-sent invitation and a success never loses its e-mail or event.
 import { randomUUID } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { AppContext } from '../app-context.ts';
-import type { Database, InvitationsTable } from '../db/schema.ts';
+import type { Database, Executor, Row } from '../db/schema.ts';
 import { ConflictError, ForbiddenError, GoneError, NotFoundError } from '../util/domain-errors.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
 import { queueMail } from '../mail/outbox.ts';
@@ -26,7 +26,7 @@ export interface InvitationView {
   expires_at: string;
 }
 
-type InvitationRow = Pick<InvitationsTable, 'id' | 'email' | 'role' | 'status' | 'invited_by' | 'created_at' | 'expires_at'>;
+type InvitationRow = Pick<Row<'invitations'>, 'id' | 'email' | 'role' | 'status' | 'invited_by' | 'created_at' | 'expires_at'>;
 
 export function invitationView(row: InvitationRow, now = nowIso()): InvitationView {
   const expired = row.status === 'pending' && row.expires_at <= now;
@@ -155,7 +155,7 @@ const INVALID_LINK = 'This invitation link is not valid.';
  * What a token points at, if it can still be accepted; otherwise NotFoundError (unknown token or
  * inactive team) or GoneError (used, revoked, replaced or expired) saying why.
  */
-export async function openInvitation(db: Kysely<Database> | Transaction<Database>, token: string): Promise<InvitationPreview> {
+export async function openInvitation(db: Executor, token: string): Promise<InvitationPreview> {
   if (!isWellFormedInvitationToken(token)) throw new NotFoundError(INVALID_LINK);
   const row = await db
     .selectFrom('invitations as i')

@@ -2,7 +2,7 @@
 // that a team always keeps an owner. Each runs in one transaction holding the team's row lock, so
 // two owners demoting each other at the same moment cannot leave the team without one.
 import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../db/schema.ts';
+import type { Database, Executor } from '../db/schema.ts';
 import { lockTeam } from './db-errors.ts';
 import { ConflictError, ForbiddenError, NotFoundError } from '../util/domain-errors.ts';
 import { LAST_OWNER, refuseRemoval, refuseRoleChange } from './policy.ts';
@@ -18,7 +18,7 @@ export interface MemberView {
   joined_at: string;
 }
 
-export async function memberOf(db: Kysely<Database> | Transaction<Database>, teamId: string, userId: number): Promise<MemberView | undefined> {
+export async function memberOf(db: Executor, teamId: string, userId: number): Promise<MemberView | undefined> {
   return db
     .selectFrom('memberships as m')
     .innerJoin('users as u', 'u.id', 'm.user_id')

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../app-context.ts';
-import type { Database } from '../db/schema.ts';
+import type { Database, Executor, Row } from '../db/schema.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../util/domain-errors.ts';
 import { nowIso } from '../util/time.ts';
 import { isUuid } from '../util/uuid.ts';
@@ -26,14 +26,12 @@ export function slugify(name: string): string {
   return slug || 'team';
 }
 
-type Db = Kysely<Database> | Transaction<Database>;
-
-async function slugTaken(db: Db, slug: string): Promise<boolean> {
+async function slugTaken(db: Executor, slug: string): Promise<boolean> {
   return Boolean(await db.selectFrom('teams').select('id').where('slug', '=', slug).executeTakeFirst());
 }
 
 /** A free slug derived from the name: `acme`, then `acme-2`, `acme-3`, … */
-export async function freeSlugFor(db: Db, name: string): Promise<string> {
+export async function freeSlugFor(db: Executor, name: string): Promise<string> {
   const base = slugify(name);
   if (!(await slugTaken(db, base))) return base;
   for (let n = 2; ; n++) {
@@ -42,14 +40,7 @@ export async function freeSlugFor(db: Db, name: string): Promise<string> {
   }
 }
 
-export interface TeamRow {
-  id: string;
-  name: string;
-  slug: string;
-  is_active: number;
-  created_at: string;
-  updated_at: string;
-}
+export type TeamRow = Row<'teams'>;
 
 /** Creates a team with its first owner in one transaction. An explicit slug that is taken → ConflictError. */
 export async function createTeam(db: Kysely<Database>, input: { name: string; slug?: string; ownerId: number }): Promise<TeamRow> {
@@ -116,12 +107,12 @@ export async function updateTeam(db: Kysely<Database>, teamId: string, input: { 
   }
 }
 
-export async function findTeamByIdOrSlug(db: Db, idOrSlug: string): Promise<TeamRow | undefined> {
+export async function findTeamByIdOrSlug(db: Executor, idOrSlug: string): Promise<TeamRow | undefined> {
   const column = isUuid(idOrSlug) ? 'id' : 'slug';
   return db.selectFrom('teams').selectAll().where(column, '=', isUuid(idOrSlug) ? idOrSlug.toLowerCase() : idOrSlug).executeTakeFirst();
 }
 
-export async function setTeamActive(db: Db, teamId: string, active: boolean): Promise<void> {
+export async function setTeamActive(db: Executor, teamId: string, active: boolean): Promise<void> {
   await db.updateTable('teams').set({ is_active: active ? 1 : 0, updated_at: nowIso() }).where('id', '=', teamId).execute();
 }
 
@@ -166,7 +157,7 @@ export async function addMember(db: Kysely<Database>, teamId: string, userId: nu
 }
 
 /** Ids of the active teams a user belongs to (user-level events go to each of them). */
-export async function activeTeamIdsOfUser(db: Db, userId: number): Promise<string[]> {
+export async function activeTeamIdsOfUser(db: Executor, userId: number): Promise<string[]> {
   const rows = await db
     .selectFrom('memberships as m')
     .innerJoin('teams as t', 't.id', 'm.team_id')
@@ -179,7 +170,7 @@ export async function activeTeamIdsOfUser(db: Db, userId: number): Promise<strin
 }
 
 /** The caller's view of an active team they belong to, or undefined (unknown, inactive, not a member). */
-export async function teamForMember(db: Db, teamId: string, userId: number) {
+export async function teamForMember(db: Executor, teamId: string, userId: number) {
   if (!isUuid(teamId)) return undefined;
   return db
     .selectFrom('teams as t')
@@ -191,7 +182,7 @@ export async function teamForMember(db: Db, teamId: string, userId: number) {
     .executeTakeFirst();
 }
 
-export async function listTeamsOfUser(db: Db, userId: number, limit: number, offset: number) {
+export async function listTeamsOfUser(db: Executor, userId: number, limit: number, offset: number) {
   const base = db
     .selectFrom('teams as t')
     .innerJoin('memberships as m', 'm.team_id', 't.id')
@@ -204,7 +195,7 @@ export async function listTeamsOfUser(db: Db, userId: number, limit: number, off
   return { count: Number(count), rows };
 }
 
-export async function listMembers(db: Db, teamId: string, limit: number, offset: number) {
+export async function listMembers(db: Executor, teamId: string, limit: number, offset: number) {
   const base = db.selectFrom('memberships as m').innerJoin('users as u', 'u.id', 'm.user_id').where('m.team_id', '=', teamId);
   const [{ count }, rows] = await Promise.all([
     base.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),

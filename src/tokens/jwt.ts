@@ -5,9 +5,8 @@
 // family; presenting a spent one again revokes the whole family (reuse detection).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { JWTPayload } from 'jose';
-import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../app-context.ts';
-import type { Database } from '../db/schema.ts';
+import type { Executor } from '../db/schema.ts';
 import type { BearerResolver } from '../http/auth.ts';
 import { bearerIdentity, type AuthenticatedIdentity } from '../http/identity.ts';
 import { toAuthUser } from '../accounts/users.ts';
@@ -49,7 +48,7 @@ async function signAccess(ctx: AppContext, userId: number, scope: string): Promi
 }
 
 /** Stores a new refresh token of `familyId` and returns it (raw: only its SHA-256 is kept). */
-async function storeRefreshToken(db: Kysely<Database> | Transaction<Database>, ctx: AppContext, userId: number, scope: string, familyId: string): Promise<string> {
+async function storeRefreshToken(db: Executor, ctx: AppContext, userId: number, scope: string, familyId: string): Promise<string> {
   const refresh = `${REFRESH_PREFIX}${randomBytes(32).toString('base64url')}`;
   await db
     .insertInto('jwt_refresh_tokens')

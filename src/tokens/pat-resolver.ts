@@ -2,7 +2,7 @@
 // database said about each token (kept exact by write-watch, data_version or the write feed), so that
 // a cached token authenticates synchronously, with no query and no promise.
 import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.ts';
+import type { Database, Row } from '../db/schema.ts';
 import type { BearerResolver } from '../http/auth.ts';
 import { bearerIdentity, type AuthenticatedIdentity } from '../http/identity.ts';
 import { externalChanges } from '../db/connection.ts';
@@ -36,21 +36,8 @@ const PAT_CACHE_MAX_ENTRIES = 10_000;
 const REVALIDATE_CHUNK = 200;
 
 /** What the resolver reads per token: the token and its user, in one joined row. */
-interface PatRow {
-  token_id: number;
-  token_hash: string;
-  scopes: string;
-  expires_at: string | null;
-  revoked_at: string | null;
-  last_used_at: string | null;
-  id: number;
-  email: string;
-  first_name: string;
-  last_name: string;
-  display_name: string;
-  is_staff: number;
-  is_active: number;
-}
+type PatRow = { token_id: number } & Pick<Row<'personal_access_tokens'>, 'token_hash' | 'scopes' | 'expires_at' | 'revoked_at' | 'last_used_at'> &
+  Pick<Row<'users'>, 'id' | 'email' | 'first_name' | 'last_name' | 'display_name' | 'is_staff' | 'is_active'>;
 
 interface CachedPat {
   /** The row's raw values, to tell an unchanged row at revalidation without rebuilding the entry. */

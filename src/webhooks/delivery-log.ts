@@ -1,26 +1,14 @@
 // The delivery log as the API shows it, and the two deliveries the API queues by hand for one
 // subscription: the retry of a dead letter and a test event.
 import type { AppContext } from '../app-context.ts';
-import type { Executor, WebhookDeliveryStatus } from '../db/schema.ts';
+import type { Executor, Row, WebhookDeliveryStatus } from '../db/schema.ts';
 import { newEnvelope, type EventType } from '../events/index.ts';
 import { queueFirstAttempt, retryDeadLetter } from './queue.ts';
 import type { SubscriptionRow } from './subscriptions.ts';
 import { wakeDeliveryWorkers } from './wake.ts';
 
-export interface LogRow {
-  id: number;
-  subscription_id: string;
-  event_id: string;
-  event_type: string;
-  payload: string;
-  attempt: number;
-  next_retry_at: string | null;
-  status_code: number | null;
-  response_body: string | null;
-  duration_ms: number | null;
-  created_at: string;
-  status: string;
-}
+/** A log entry: a delivery row without its lease, which is the worker's business. */
+export type LogRow = Omit<Row<'webhook_deliveries'>, 'locked_until' | 'lease_token'>;
 
 export function logView(row: LogRow) {
   return {

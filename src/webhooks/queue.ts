@@ -4,35 +4,20 @@
 // so a stalled worker cannot overwrite a newer result and a crashed worker's rows are claimed again
 // once the lease expires.
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { QueryResult } from 'pg';
 import type { Db as Connection, DialectName } from '../db/connection.ts';
-import type { Database, WebhookDeliveriesTable, WebhookDeliveryStatus } from '../db/schema.ts';
+import type { Database, Executor, NewRow, Row, WebhookDeliveryStatus } from '../db/schema.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
 
-type Db = Kysely<Database> | Transaction<Database>;
-
-export interface ClaimedDelivery {
-  id: number;
-  subscription_id: string;
-  event_id: string;
-  event_type: string;
-  payload: string;
-  attempt: number;
-  lease_token: string;
-}
+/** A due row as a worker claimed it: what its attempt sends, and the lease it holds. */
+export type ClaimedDelivery = Pick<Row<'webhook_deliveries'>, 'id' | 'subscription_id' | 'event_id' | 'event_type' | 'payload' | 'attempt'> & { lease_token: string };
 
 /** What an attempt needs of its subscription (and team), read when its rows are claimed. */
-export interface DeliveryTarget {
-  id: string;
-  team_id: string;
-  url: string;
-  secret_encrypted: string;
-  previous_secret_encrypted: string | null;
-  previous_secret_expires_at: string | null;
-  subscription_active: number;
-  team_active: number;
-}
+export type DeliveryTarget = Pick<
+  Row<'webhook_subscriptions'>,
+  'id' | 'team_id' | 'url' | 'secret_encrypted' | 'previous_secret_encrypted' | 'previous_secret_expires_at'
+> & { subscription_active: number; team_active: number };
 
 export interface Claim {
   rows: ClaimedDelivery[];
@@ -163,7 +148,7 @@ export class RetryRefused extends Error {}
  * Starts a fresh cycle (attempt 1, due now) for a dead letter. Only the newest row of that event's
  * cycle can be retried, so two retries of one dead letter cannot start two cycles.
  */
-export async function retryDeadLetter(trx: Db, subscriptionId: string, logId: number) {
+export async function retryDeadLetter(trx: Executor, subscriptionId: string, logId: number) {
   const row = await trx
     .selectFrom('webhook_deliveries')
     .selectAll()
@@ -188,8 +173,8 @@ export async function retryDeadLetter(trx: Db, subscriptionId: string, logId: nu
  * reach their subscriptions through the fan-out (fan-out.ts); this is for one subscription by hand.
  */
 export async function queueFirstAttempt(
-  executor: Db,
-  delivery: Pick<WebhookDeliveriesTable, 'subscription_id' | 'event_id' | 'event_type' | 'payload'>,
+  executor: Executor,
+  delivery: Pick<NewRow<'webhook_deliveries'>, 'subscription_id' | 'event_id' | 'event_type' | 'payload'>,
   now = nowIso(),
 ) {
   const values = { ...delivery, attempt: 1, status: 'pending' as const, next_retry_at: now, created_at: now };
@@ -198,7 +183,7 @@ export async function queueFirstAttempt(
 }
 
 /** Retries every dead letter of a subscription that is the newest entry of its event. */
-export async function retryAllDeadLetters(trx: Db, subscriptionId: string): Promise<number> {
+export async function retryAllDeadLetters(trx: Executor, subscriptionId: string): Promise<number> {
   const dead = await trx
     .selectFrom('webhook_deliveries as d')
     .select('d.id')
@@ -228,7 +213,7 @@ export async function retryAllDeadLetters(trx: Db, subscriptionId: string): Prom
  * rows: on SQLite each statement holds the only writer, so no single one runs long (one DELETE of
  * an hour's events scanned the whole table and held the writer meanwhile).
  */
-export async function purgeDeliveryLogs(db: Db, retentionDays: number): Promise<{ deliveries: number; events: number }> {
+export async function purgeDeliveryLogs(db: Executor, retentionDays: number): Promise<{ deliveries: number; events: number }> {
   const cutoff = isoAfter(-retentionDays * 86400);
   const subscriptions = await db.selectFrom('webhook_subscriptions').select('id').orderBy('id').execute();
   const deliveries = await deleteInChunks(subscriptions, (id) => sql`delete from webhook_deliveries where id in (

@@ -5,27 +5,19 @@
 // auto-disable check needs its new count). On PostgreSQL a batch of successes is one statement in
 // all (data-modifying CTEs, atomic without BEGIN/COMMIT): each statement there is a round trip to a
 // database that shares the machine, and round trips, not rows, bound the delivery rate.
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { AppContext } from '../app-context.ts';
-import type { Database } from '../db/schema.ts';
+import type { Database, Executor, Row } from '../db/schema.ts';
 import { queueMail } from '../mail/outbox.ts';
 import { nowIso } from '../util/time.ts';
 import { webhookLog } from './log.ts';
 import { ASYNC_COMMIT, outcomeOf, type AttemptResult } from './queue.ts';
 
-type Db = Kysely<Database> | Transaction<Database>;
-
 /** One row of the batch as the SQL reads it (JSON: one parameter whatever the batch size). */
-interface ResultRow {
-  id: number;
+type ResultRow = Pick<Row<'webhook_deliveries'>, 'id' | 'status' | 'next_retry_at' | 'status_code' | 'response_body' | 'duration_ms' | 'created_at'> & {
+  /** The lease token the row must still hold for the result to be written. */
   token: string;
-  status: string;
-  next_retry_at: string | null;
-  status_code: number | null;
-  response_body: string | null;
-  duration_ms: number | null;
-  created_at: string;
-}
+};
 
 function resultRows(results: readonly AttemptResult[], settings: AppContext['config']['webhooks']): ResultRow[] {
   return results.map((result) => {
@@ -108,7 +100,7 @@ export async function writeResults(ctx: AppContext, results: readonly AttemptRes
 }
 
 /** The next attempt of each failed row: a copy of it, pending, due when its result said. */
-async function queueNextAttempts(trx: Db, postgres: boolean, ids: number[]): Promise<void> {
+async function queueNextAttempts(trx: Executor, postgres: boolean, ids: number[]): Promise<void> {
   const list = JSON.stringify(ids);
   const inList = postgres ? sql`select value::integer from json_array_elements_text(${list}::json)` : sql`select value from json_each(${list})`;
   await sql`insert into webhook_deliveries (subscription_id, event_id, event_type, payload, attempt, status, next_retry_at, created_at)
@@ -146,7 +138,7 @@ async function countFailures(ctx: AppContext, trx: Transaction<Database>, result
   for (const [subscriptionId, run] of runs) {
     if (run.failures === 0) continue;
     const counted = (
-      await sql<{ consecutive_failures: number; is_active: number; team_id: string; url: string }>`update webhook_subscriptions
+      await sql<Pick<Row<'webhook_subscriptions'>, 'consecutive_failures' | 'is_active' | 'team_id' | 'url'>>`update webhook_subscriptions
         set consecutive_failures = ${run.succeeded ? sql`0` : sql`consecutive_failures`} + ${run.failures}
         where id = ${subscriptionId} returning consecutive_failures, is_active, team_id, url`.execute(trx)
     ).rows[0];

@@ -1,15 +1,13 @@
 // Webhook subscriptions: the team's endpoints, their event filters and their signing secrets.
 // Other folders call these functions, never the tables.
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { AppContext } from '../app-context.ts';
 import { isEventType } from '../events/index.ts';
-import type { Database, WebhookSubscriptionsTable } from '../db/schema.ts';
+import type { Database, Executor, Row } from '../db/schema.ts';
 import { encryptSecret } from '../util/encryption.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
 import { type AddressGuard, SsrfRefusal, parseWebhookUrl } from './ssrf.ts';
-
-type Db = Kysely<Database> | Transaction<Database>;
 
 /** A refusal the API turns into 400 (invalid) or 409 (conflict), with a sentence for `detail`. */
 export class WebhookError extends Error {
@@ -23,7 +21,7 @@ export class WebhookError extends Error {
 }
 
 /** A subscription as stored (the table has no generated columns: a row reads back as it is written). */
-export type SubscriptionRow = WebhookSubscriptionsTable;
+export type SubscriptionRow = Row<'webhook_subscriptions'>;
 
 export interface SubscriptionView {
   id: string;
@@ -82,11 +80,11 @@ export async function checkedUrl(guard: AddressGuard, value: string): Promise<st
   }
 }
 
-export async function findSubscription(db: Db, teamId: string, id: string): Promise<SubscriptionRow | undefined> {
+export async function findSubscription(db: Executor, teamId: string, id: string): Promise<SubscriptionRow | undefined> {
   return db.selectFrom('webhook_subscriptions').selectAll().where('id', '=', id.toLowerCase()).where('team_id', '=', teamId).executeTakeFirst();
 }
 
-export async function listSubscriptions(db: Db, teamId: string, limit: number, offset: number) {
+export async function listSubscriptions(db: Executor, teamId: string, limit: number, offset: number) {
   const base = db.selectFrom('webhook_subscriptions').where('team_id', '=', teamId);
   const [{ count }, rows] = await Promise.all([
     base.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
