@@ -1,21 +1,19 @@
 // Every setting of the service, read once from the environment, typed and validated.
 // A bad value stops the process with a message that names the variable (ConfigError).
 // Each setting is documented in the README's settings table; test/config.test.ts checks that
-// every variable named here appears there.
-import fs from 'node:fs';
+// every variable named here and in the capability files (config-*.ts) appears there.
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
+import { readAccountSettings, readOAuthSettings, type AccountSettings, type OAuthSettings } from './config-accounts.ts';
+import { readEmailFrom, readEmailUrl, readTopicArn, readTrustAnchorsFile } from './config-mail.ts';
+import { ConfigError, raw, readBool, readInt, readList, readRate, readString, type Env, type RateSpec } from './config-read.ts';
+import { readWebhookSettings, type WebhookSettings } from './config-webhooks.ts';
 
-export class ConfigError extends Error {}
-
-type Env = Record<string, string | undefined>;
+export { ConfigError, type RateSpec } from './config-read.ts';
+export type { AccountSettings, OAuthSettings } from './config-accounts.ts';
+export type { WebhookSettings } from './config-webhooks.ts';
 
 export type NodeEnv = 'development' | 'production' | 'test';
-
-export interface RateSpec {
-  limit: number;
-  windowSeconds: number;
-}
 
 export interface Config {
   nodeEnv: NodeEnv;
@@ -55,53 +53,6 @@ export interface Config {
   mailproviderWebhookEnabled: boolean;
   mailproviderTopicArn: string | null;
   mailproviderTrustAnchorsFile: string | null;
-}
-
-function raw(env: Env, name: string): string | undefined {
-  const value = env[name];
-  return value === undefined || value.trim() === '' ? undefined : value.trim();
-}
-
-export function readString(env: Env, name: string, fallback: string): string {
-  return raw(env, name) ?? fallback;
-}
-
-export function readBool(env: Env, name: string, fallback: boolean): boolean {
-  const value = raw(env, name);
-  if (value === undefined) return fallback;
-  const lowered = value.toLowerCase();
-  if (['1', 'true', 'yes', 'on'].includes(lowered)) return true;
-  if (['0', 'false', 'no', 'off'].includes(lowered)) return false;
-  throw new ConfigError(`${name} must be true or false, got "${value}"`);
-}
-
-export function readInt(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const value = raw(env, name);
-  if (value === undefined) return fallback;
-  if (!/^-?\d+$/.test(value)) throw new ConfigError(`${name} must be an integer, got "${value}"`);
-  const parsed = Number(value);
-  if (parsed < min || parsed > max) {
-    throw new ConfigError(`${name} must be between ${min} and ${max}, got ${parsed}`);
-  }
-  return parsed;
-}
-
-export function readList(env: Env, name: string): string[] {
-  const value = raw(env, name);
-  if (value === undefined) return [];
-  return value.split(/[\s,]+/).filter(Boolean);
-}
-
-const RATE_UNITS: Record<string, number> = { second: 1, minute: 60, hour: 3600, day: 86400 };
-
-export function readRate(env: Env, name: string, fallback: string): RateSpec {
-  const value = raw(env, name) ?? fallback;
-  // At most 15 digits: the limit is sent as the `q` of RateLimit-Policy, a structured-field Integer.
-  const match = /^(\d{1,15})\/(second|minute|hour|day)$/.exec(value);
-  if (!match || Number(match[1]) < 1) {
-    throw new ConfigError(`${name} must look like "100/hour" (a count of 1 to 15 digits; units: second, minute, hour, day), got "${value}"`);
-  }
-  return { limit: Number(match[1]), windowSeconds: RATE_UNITS[match[2]] };
 }
 
 function readNodeEnv(env: Env): NodeEnv {
@@ -229,168 +180,4 @@ function readExtraScopes(env: Env): string[] {
     }
   }
   return scopes;
-}
-
-function readEmailUrl(env: Env): string | null {
-  const value = raw(env, 'SERVICE_EMAIL_URL');
-  if (value === undefined) return null;
-  // SES is reached through its SMTP endpoint (docs/mail.md): nodemailer's SES transport would pull in the AWS SDK.
-  if (!/^smtps?:\/\/[^/\s]+/.test(value)) {
-    throw new ConfigError('SERVICE_EMAIL_URL must be smtp://… or smtps://… (for Amazon SES use its SMTP endpoint, see docs/mail.md)');
-  }
-  return value;
-}
-
-function readEmailFrom(env: Env): string {
-  const value = raw(env, 'SERVICE_EMAIL_FROM') ?? 'svc <no-reply@localhost>';
-  // One address, optionally with a display name: `Name <a@b.c>` or `a@b.c`.
-  if (!/^([^<>@\r\n]*<[^<>\s@]+@[^<>\s@]+>|[^<>\s@]+@[^<>\s@]+)$/.test(value)) {
-    throw new ConfigError(`SERVICE_EMAIL_FROM must be an address like "Example <no-reply@example.com>", got "${value}"`);
-  }
-  return value;
-}
-
-function readTopicArn(env: Env): string | null {
-  const value = raw(env, 'SERVICE_MAILPROVIDER_TOPIC_ARN');
-  if (value === undefined) return null;
-  if (!/^arn:aws(-cn|-us-gov)?:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$/.test(value)) {
-    throw new ConfigError(`SERVICE_MAILPROVIDER_TOPIC_ARN must be an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>), got "${value}"`);
-  }
-  return value;
-}
-
-function readTrustAnchorsFile(env: Env): string | null {
-  const value = raw(env, 'SERVICE_MAILPROVIDER_TRUST_ANCHORS_FILE');
-  if (value === undefined) return null;
-  const file = path.resolve(value);
-  if (!fs.existsSync(file)) throw new ConfigError(`SERVICE_MAILPROVIDER_TRUST_ANCHORS_FILE: no file at ${file}`);
-  return file;
-}
-
-/** Token lifetimes of the OAuth 2.0 server and its first-party CLI client (docs/oauth.md). */
-export interface OAuthSettings {
-  accessTokenTtlSeconds: number;
-  /** From the refresh token's issue; every use rotates it (a new one with a fresh lifetime). */
-  refreshTokenTtlSeconds: number;
-  /** The built-in public device client `svc-cli` (docs/cli.md). */
-  cliClientEnabled: boolean;
-}
-
-function readOAuthSettings(env: Env): OAuthSettings {
-  const accessTokenTtlSeconds = readInt(env, 'SERVICE_OAUTH_ACCESS_TTL_SECONDS', 3600, 1, 86400);
-  const refreshTokenTtlSeconds = readInt(env, 'SERVICE_OAUTH_REFRESH_TTL_SECONDS', 30 * 86400, 60, 365 * 86400);
-  // A refresh token that dies before its access token could never be used.
-  if (refreshTokenTtlSeconds <= accessTokenTtlSeconds) {
-    throw new ConfigError(`SERVICE_OAUTH_REFRESH_TTL_SECONDS (${refreshTokenTtlSeconds}) must exceed SERVICE_OAUTH_ACCESS_TTL_SECONDS (${accessTokenTtlSeconds})`);
-  }
-  return { accessTokenTtlSeconds, refreshTokenTtlSeconds, cliClientEnabled: readBool(env, 'SERVICE_OAUTH_CLI_CLIENT_ENABLED', true) };
-}
-
-/** Webhook delivery settings (docs/webhooks.md). */
-export interface WebhookSettings {
-  maxSubscriptionsPerTeam: number;
-  /** Seconds before attempt 1, 2, … (attempt 1 is normally immediate). */
-  retryDelays: number[];
-  maxRetries: number;
-  deliveryTimeoutMs: number;
-  autoDisableAfter: number;
-  leaseSeconds: number;
-  concurrency: number;
-  /** Networks the SSRF guard lets through (development and tests only). */
-  allowedCidrs: string[];
-  /** `host:port` DNS servers for the SSRF guard's resolver; empty = the system resolver. */
-  dnsServers: string[];
-  secretOverlapHours: number;
-  logRetentionDays: number;
-}
-
-function readRetryDelays(env: Env): number[] {
-  const value = raw(env, 'SERVICE_WEBHOOKS_RETRY_DELAYS') ?? '0,30,120,900,3600,14400';
-  const parts = value.split(',').map((part) => part.trim());
-  if (parts.length === 0 || parts.some((part) => !/^\d{1,7}(\.\d{1,3})?$/.test(part))) {
-    throw new ConfigError(`SERVICE_WEBHOOKS_RETRY_DELAYS must be comma-separated seconds such as "0,30,120", got "${value}"`);
-  }
-  return parts.map(Number);
-}
-
-function readCidrs(env: Env, name: string): string[] {
-  const cidrs = readList(env, name);
-  for (const cidr of cidrs) {
-    const match = /^([0-9a-fA-F:.]+)\/(\d{1,3})$/.exec(cidr);
-    const ok = match && (/^\d+\.\d+\.\d+\.\d+$/.test(match[1]) ? Number(match[2]) <= 32 : match[1].includes(':') && Number(match[2]) <= 128);
-    if (!ok) throw new ConfigError(`${name} must list CIDRs such as 127.0.0.2/32, got "${cidr}"`);
-  }
-  return cidrs;
-}
-
-function readDnsServers(env: Env): string[] {
-  const servers = readList(env, 'SERVICE_DNS_SERVERS');
-  for (const server of servers) {
-    if (!/^(\d+\.\d+\.\d+\.\d+|\[[0-9a-fA-F:]+\])(:\d{1,5})?$/.test(server)) {
-      throw new ConfigError(`SERVICE_DNS_SERVERS must list host:port addresses such as 127.0.0.1:5353, got "${server}"`);
-    }
-  }
-  return servers;
-}
-
-function readWebhookSettings(env: Env): WebhookSettings {
-  const maxRetries = readInt(env, 'SERVICE_WEBHOOKS_MAX_RETRIES', 6, 1, 100);
-  const retryDelays = readRetryDelays(env);
-  if (retryDelays.length < maxRetries) {
-    throw new ConfigError(`SERVICE_WEBHOOKS_RETRY_DELAYS must give at least SERVICE_WEBHOOKS_MAX_RETRIES (${maxRetries}) delays, got ${retryDelays.length}`);
-  }
-  const deliveryTimeoutMs = Math.round(readSeconds(env, 'SERVICE_WEBHOOKS_DELIVERY_TIMEOUT', 10, 0.05, 60) * 1000);
-  const leaseSeconds = readInt(env, 'SERVICE_WEBHOOKS_LEASE_SECONDS', 60, 1, 3600);
-  // A lease must outlive any attempt, or a second worker could claim a row still being attempted.
-  if (leaseSeconds * 1000 <= deliveryTimeoutMs + 1000) {
-    throw new ConfigError(`SERVICE_WEBHOOKS_LEASE_SECONDS (${leaseSeconds}) must exceed SERVICE_WEBHOOKS_DELIVERY_TIMEOUT by more than a second`);
-  }
-  return {
-    maxSubscriptionsPerTeam: readInt(env, 'SERVICE_WEBHOOKS_MAX_SUBSCRIPTIONS_PER_TEAM', 10, 1, 1000),
-    retryDelays,
-    maxRetries,
-    deliveryTimeoutMs,
-    autoDisableAfter: readInt(env, 'SERVICE_WEBHOOKS_AUTO_DISABLE_AFTER', 50, 1, 100000),
-    leaseSeconds,
-    concurrency: readInt(env, 'SERVICE_WEBHOOKS_CONCURRENCY', 50, 1, 1000),
-    allowedCidrs: readCidrs(env, 'SERVICE_WEBHOOKS_ALLOWED_CIDRS'),
-    dnsServers: readDnsServers(env),
-    secretOverlapHours: readInt(env, 'SERVICE_WEBHOOKS_SECRET_OVERLAP_HOURS', 24, 0, 24 * 30),
-    logRetentionDays: readInt(env, 'SERVICE_WEBHOOKS_LOG_RETENTION_DAYS', 30, 1, 3650),
-  };
-}
-
-function readSeconds(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const value = raw(env, name);
-  if (value === undefined) return fallback;
-  if (!/^\d+(\.\d+)?$/.test(value) || Number(value) < min || Number(value) > max) {
-    throw new ConfigError(`${name} must be a number of seconds between ${min} and ${max}, got "${value}"`);
-  }
-  return Number(value);
-}
-
-/** Accounts, sessions, PAT and JWT issuance settings (docs/accounts.md). */
-export interface AccountSettings {
-  /** PAT and JWT issuance need a verified e-mail address. */
-  requireVerifiedEmailForTokens: boolean;
-  /** Creating a PAT needs a password/TOTP re-authentication within reauthMaxAgeSeconds. */
-  patRequireRecentReauth: boolean;
-  reauthMaxAgeSeconds: number;
-  /** JWT issuance needs `mfa_code` when the user has TOTP. */
-  jwtRequireMfa: boolean;
-  jwtAccessTtlSeconds: number;
-  jwtRefreshTtlSeconds: number;
-  sessionTtlSeconds: number;
-}
-
-function readAccountSettings(env: Env): AccountSettings {
-  return {
-    requireVerifiedEmailForTokens: readBool(env, 'SERVICE_API_TOKEN_REQUIRE_VERIFIED_EMAIL', true),
-    patRequireRecentReauth: readBool(env, 'SERVICE_PAT_REQUIRE_RECENT_REAUTH', true),
-    reauthMaxAgeSeconds: readInt(env, 'SERVICE_REAUTH_MAX_AGE_SECONDS', 300, 10, 86400),
-    jwtRequireMfa: readBool(env, 'SERVICE_JWT_REQUIRE_MFA', true),
-    jwtAccessTtlSeconds: readInt(env, 'SERVICE_JWT_ACCESS_TTL_SECONDS', 900, 10, 86400),
-    jwtRefreshTtlSeconds: readInt(env, 'SERVICE_JWT_REFRESH_TTL_SECONDS', 7 * 86400, 60, 365 * 86400),
-    sessionTtlSeconds: readInt(env, 'SERVICE_SESSION_TTL_SECONDS', 14 * 86400, 300, 365 * 86400),
-  };
 }

@@ -1,6 +1,6 @@
 // Settings: read from the environment, typed, validated; a bad value stops the process with a
 // message naming the variable; production refuses to start without SECRET_KEY; every variable
-// config.ts reads is documented in the README's settings table.
+// config.ts and its capability files (config-*.ts) read is documented in the README's settings table.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -149,8 +149,10 @@ describe('the process refuses bad settings', () => {
 });
 
 describe('README', () => {
-  it('documents every environment variable that src/config.ts reads, in the settings table', () => {
-    const source = fs.readFileSync(path.join(ROOT, 'src/config.ts'), 'utf8');
+  it('documents every environment variable that src/config*.ts reads, in the settings table', () => {
+    const files = fs.readdirSync(path.join(ROOT, 'src')).filter((name) => /^config.*\.ts$/.test(name));
+    assert.ok(files.length >= 2, `config files: ${files.join(', ')}`);
+    const source = files.map((name) => fs.readFileSync(path.join(ROOT, 'src', name), 'utf8')).join('\n');
     const names = [...new Set([...source.matchAll(/['"`]([A-Z][A-Z0-9_]{2,})['"`]/g)].map((m) => m[1]))];
     assert.ok(names.includes('DATABASE_URL') && names.includes('SECRET_KEY') && names.length >= 10, `found ${names.join(', ')}`);
     const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');

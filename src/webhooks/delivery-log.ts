@@ -1,9 +1,9 @@
 // The delivery log as the API shows it, and the two deliveries the API queues by hand for one
 // subscription: the retry of a dead letter and a test event.
 import type { AppContext } from '../app-context.ts';
-import type { Executor, Row, WebhookDeliveryStatus } from '../db/schema.ts';
+import type { Executor, Row } from '../db/schema.ts';
 import { newEnvelope, type EventType } from '../events/index.ts';
-import { queueFirstAttempt, retryDeadLetter } from './queue.ts';
+import { queueFirstAttempt, retryDeadLetter, type DeliveryStatus } from './queue.ts';
 import type { SubscriptionRow } from './subscriptions.ts';
 import { wakeDeliveryWorkers } from './wake.ts';
 
@@ -28,7 +28,7 @@ export function logView(row: LogRow) {
 }
 
 export interface LogFilter {
-  status?: WebhookDeliveryStatus;
+  status?: DeliveryStatus;
   event_type?: string;
   event_id?: string;
 }

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { QueryResult } from 'pg';
 import type { Db as Connection, DialectName } from '../db/connection.ts';
-import type { Database, Executor, NewRow, Row, WebhookDeliveryStatus } from '../db/schema.ts';
+import type { Database, Executor, NewRow, Row } from '../db/schema.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
 
 /** A due row as a worker claimed it: what its attempt sends, and the lease it holds. */
@@ -133,8 +133,11 @@ export interface Schedule {
   maxRetries: number;
 }
 
+/** Where a delivery row stands: `pending` rows are the queue; the others, the log. */
+export type DeliveryStatus = Row<'webhook_deliveries'>['status'];
+
 /** Where an attempt leaves its row: success, failed (with the next attempt's time) or dead_letter. */
-export function outcomeOf(result: AttemptResult, schedule: Schedule): { status: WebhookDeliveryStatus; nextRetryAt: string | null } {
+export function outcomeOf(result: AttemptResult, schedule: Schedule): { status: DeliveryStatus; nextRetryAt: string | null } {
   if (result.ok) return { status: 'success', nextRetryAt: null };
   const attempt = result.delivery.attempt;
   if (!result.attempted || attempt >= schedule.maxRetries) return { status: 'dead_letter', nextRetryAt: null };
