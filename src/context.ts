@@ -6,7 +6,9 @@ import type { AppContext } from './app-context.ts';
 import { SessionStore } from './accounts/sessions.ts';
 import type { Config } from './config.ts';
 import { openDb } from './db/connection.ts';
-import { EventOutbox } from './events/index.ts';
+// The outbox module itself, not the folder's index: the index loads the registry's schemas (TypeBox),
+// which a CLI command has no use for.
+import { EventOutbox } from './events/outbox.ts';
 import { Authenticator } from './http/auth.ts';
 import { ClientAddresses } from './http/client-address.ts';
 import { ScopeRegistry } from './http/scopes.ts';

@@ -5,8 +5,7 @@
 // about as much as the counting itself; this store answers synchronously. Expired windows are
 // swept once per period instead of one timer per key.
 import type { RateSpec } from '../config.ts';
-import type { RatePolicy } from './ratelimit-fields.ts';
-import type { RateResult } from './throttle.ts';
+import type { RatePolicy, RateResult } from './ratelimit-fields.ts';
 
 interface Window {
   count: number;

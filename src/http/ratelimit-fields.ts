@@ -9,7 +9,21 @@
 // string and a few non-negative integers, and a serializer would build a list and a parameter map
 // on every API request. The tests parse the fields with one (structured-headers).
 import type { RateSpec } from '../config.ts';
-import type { ThrottleKind } from './throttle.ts';
+
+/** The throttle's buckets: anonymous callers by address, users, and the credential endpoints. */
+export type ThrottleKind = 'anon' | 'user' | 'auth';
+
+/** What the throttle answers for one request, and what the rate-limit headers are written from. */
+export interface RateResult {
+  allowed: boolean;
+  /** Requests allowed per window. */
+  limit: number;
+  remaining: number;
+  /** Whole seconds until the window resets (at least 1 while refused). */
+  resetSeconds: number;
+  /** The bucket that applied, as the RateLimit fields name it. */
+  policy: RatePolicy;
+}
 
 /** The problem type of a 429 from a bucket (draft-ietf-httpapi-ratelimit-headers, "Quota Exceeded"). */
 export const QUOTA_EXCEEDED_TYPE = 'https://iana.org/assignments/http-problem-types#quota-exceeded';

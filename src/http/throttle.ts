@@ -14,7 +14,7 @@ import type * as Flexible from 'rate-limiter-flexible';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Config, RateSpec } from '../config.ts';
 import { FixedWindows } from './fixed-windows.ts';
-import { ratePolicy, rateLimitField, type RatePolicy } from './ratelimit-fields.ts';
+import { ratePolicy, rateLimitField, type RatePolicy, type RateResult, type ThrottleKind } from './ratelimit-fields.ts';
 
 // Only the limiter classes used are loaded (the package's index loads every store it supports),
 // and the Redis ones only with REDIS_URL: startup time and memory (docs/architecture.md, "Lazy loading").
@@ -22,18 +22,7 @@ const require = createRequire(import.meta.url);
 const RateLimiterRes: typeof Flexible.RateLimiterRes = require('rate-limiter-flexible/lib/RateLimiterRes');
 type RateLimiterRes = Flexible.RateLimiterRes;
 
-export type ThrottleKind = 'anon' | 'user' | 'auth';
-
-export interface RateResult {
-  allowed: boolean;
-  /** Requests allowed per window. */
-  limit: number;
-  remaining: number;
-  /** Whole seconds until the window resets (at least 1 while refused). */
-  resetSeconds: number;
-  /** The bucket that applied, as the RateLimit fields name it (ratelimit-fields.ts). */
-  policy: RatePolicy;
-}
+export type { RateResult, ThrottleKind } from './ratelimit-fields.ts';
 
 /** The subset of a pino logger the throttle uses. */
 export interface ThrottleLog {
