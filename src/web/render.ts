@@ -81,6 +81,8 @@ export function renderPage(reply: FastifyReply, template: string, data: PageData
     csrfToken: token,
     csrfField: `<input type="hidden" name="${CSRF_FIELD}" value="${token}">`,
     user: request.identity.user,
+    // The layout marks the navigation link of the page shown (aria-current).
+    path: request.url.split('?')[0],
   };
   const body = eta.render(template, { ...data, ...common });
   const html = eta.render('web/views/layout', {
@@ -127,13 +129,14 @@ export function seeOther(reply: FastifyReply, location: string) {
 
 /**
  * Error handler for an encapsulated group of page routes: a 4xx HttpProblem (CSRF failure, bad
- * input) becomes an HTML page with that status; everything else goes to the API's handler.
+ * input) becomes an HTML page with that status, whose link leads to `back`; everything else goes
+ * to the API's handler.
  */
-export function usePageErrors(pages: FastifyInstance) {
+export function usePageErrors(pages: FastifyInstance, back?: string) {
   pages.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof HttpProblem && error.status < 500 && request.page) {
       if (error.headers) reply.headers(error.headers);
-      return renderError(reply, error.status, error.detail);
+      return renderError(reply, error.status, error.detail, back);
     }
     return handleError(error, request, reply);
   });
