@@ -82,7 +82,7 @@ export function renderPage(reply: FastifyReply, template: string, data: PageData
     csrfField: `<input type="hidden" name="${CSRF_FIELD}" value="${token}">`,
     user: request.identity.user,
     // The layout marks the navigation link of the page shown (aria-current).
-    path: request.url.split('?')[0],
+    currentPath: request.url.split('?')[0],
   };
   const body = eta.render(template, { ...data, ...common });
   const html = eta.render('web/views/layout', {
