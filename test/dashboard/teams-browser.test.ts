@@ -144,10 +144,15 @@ describe('teams pages in Chromium', { skip: NO_CHROMIUM }, () => {
     assert.equal((await bobPage.goto(teamUrl))?.status(), 404);
     await inspect(bobPage, 'not-found');
 
-    // The dashboard: the team, Ada's role, its member count, and the shortcuts.
+    // The dashboard: each of Ada's teams with her role and its member count, and the shortcuts.
+    const globex = await t.team(bob.id, 'Globex Research');
+    await t.member(globex.id, ada.id, 'admin');
     await page.goto(`${t.base}/`);
-    const team = page.locator('#teams tbody tr', { hasText: 'Acme Rocketry' });
-    assert.deepEqual(await team.locator('td').allTextContents(), ['Acme Rocketry', 'owner', '1']);
+    const teams = await page.locator('#teams tbody tr').evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)));
+    assert.deepEqual(teams, [
+      ['Acme Rocketry', 'owner', '1'],
+      ['Globex Research', 'admin', '2'],
+    ]);
     for (const name of ['Tokens', 'Applications', 'Profile', 'Security']) assert.equal(await page.locator('main').getByRole('link', { name }).count(), 1);
     await inspect(page, 'dashboard');
     await submit(page, page.getByRole('navigation').getByRole('link', { name: 'Teams' }));
