@@ -78,6 +78,8 @@ describe('teams pages in Chromium', { skip: NO_CHROMIUM }, () => {
     assert.equal(bobPage.url(), link);
     await submit(bobPage, bobPage.getByRole('button', { name: /Accept and join/ }));
     assert.match((await bobPage.textContent('main')) ?? '', /You are now a member of Acme Rockets/);
+    await submit(bobPage, bobPage.getByRole('link', { name: 'Open Acme Rockets' }));
+    assert.equal(bobPage.url(), teamUrl);
 
     // Bob appears in Ada's list; his invitation is no longer pending.
     await page.reload();
