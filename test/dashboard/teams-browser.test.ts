@@ -159,6 +159,7 @@ describe('teams pages in Chromium', { skip: NO_CHROMIUM }, () => {
     await inspect(page, 'dashboard');
     await submit(page, page.getByRole('navigation').getByRole('link', { name: 'Teams' }));
     await inspect(page, 'teams');
+    await t.token(ada.id, ['read:profile', 'read:teams']);
     for (const [name, shot] of [['Tokens', 'tokens'], ['Profile', 'profile'], ['Security', 'security']] as const) {
       await submit(page, page.getByRole('navigation').getByRole('link', { name }));
       await inspect(page, shot);
