@@ -3,6 +3,7 @@ import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } fr
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext, TypedApp } from './app-context.ts';
 import { registerMeRoutes } from './accounts/me-routes.ts';
+import { registerDashboard } from './dashboard/routes.ts';
 import { registerAccountPages } from './accounts/routes.ts';
 import { installAuthentication } from './http/auth.ts';
 import { ANONYMOUS } from './http/identity.ts';
@@ -120,6 +121,7 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
   registerWebhookRoutes(app, ctx);
   await registerAccountPages(app, ctx);
   await registerTokenRoutes(app, ctx);
+  await registerDashboard(app, ctx);
   await registerMailproviderIntake(app, ctx);
   registerSuppressionAdminRoutes(app, ctx);
   return app;
