@@ -1,11 +1,11 @@
 // Deliveries a person asks for: a test event to one subscription, and a retry of a failed or
 // dead-letter log entry. Used by the dashboard's webhook page; each writes queue rows that the
 // delivery worker sends like any other, signed and logged, and wakes the workers at once.
-import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../app-context.ts';
 import { nowIso } from '../util/time.ts';
 import { wakeDeliveryWorkers } from './wake.ts';
-import { API_VERSION, EVENT_NAMES } from '../events/index.ts';
+import { EVENT_NAMES, type EventType } from '../events/index.ts';
+import { testEnvelope } from '../events/envelope.ts';
 import { RetryRefused, retryDeadLetter } from './queue.ts';
 import { WebhookError, type SubscriptionRow } from './subscriptions.ts';
 
@@ -25,8 +25,8 @@ export async function sendTestEvent(ctx: Ctx, row: SubscriptionRow, eventType?: 
   const receives: readonly string[] = events[0] === '*' ? EVENT_NAMES : events;
   const type = eventType ?? receives[0];
   if (!receives.includes(type)) throw new WebhookError('invalid', `This subscription does not receive "${type}".`, 'event_type');
-  const now = nowIso();
-  const envelope = { id: `evt_${randomUUID()}`, type, api_version: API_VERSION, created_at: now, team_id: row.team_id, data: { test: true } };
+  const envelope = testEnvelope(type as EventType, row.team_id);
+  const now = envelope.created_at;
   const inserted = await ctx.db.kysely
     .insertInto('webhook_deliveries')
     .values({
