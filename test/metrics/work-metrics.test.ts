@@ -11,6 +11,7 @@ import { bearer, startApp, type TestApp } from '../helpers/app.ts';
 import { AIA_URL, CERT_URL, StandIn, TOPIC, buildPki, fixture, issue, notification, type Pki } from '../mail/sns-stand-in.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 import { eventually, webhookFixture, type WebhookFixture } from '../webhooks/setup.ts';
+import type { RunningWorker } from '../../src/worker/worker.ts';
 import { METRICS_TOKEN, parseExposition, type Exposition } from './exposition.ts';
 
 async function scrape(t: TestApp): Promise<Exposition> {
@@ -22,6 +23,7 @@ async function scrape(t: TestApp): Promise<Exposition> {
 describe('webhook delivery metrics', () => {
   let f: WebhookFixture;
   let receiver: Receiver;
+  let worker: RunningWorker | null = null;
   before(async () => {
     f = await webhookFixture({ SERVICE_METRICS_TOKEN: METRICS_TOKEN, SERVICE_WEBHOOKS_MAX_RETRIES: '2' });
     receiver = await startReceiver();
@@ -55,9 +57,9 @@ describe('webhook delivery metrics', () => {
     assert.ok(age >= 90 && age < 150, String(age));
 
     const before = await scrape(f.t);
-    await f.startWorker();
+    worker = await f.startWorker();
     await receiver.waitFor(1);
-    await settled(sub.id, 1);
+    await eventually(async () => (await f.deliveries(sub.id)).find((r) => r.id === first.id && r.status === 'success'), 30_000, 'the due delivery');
     await f.t.ctx.db.kysely.deleteFrom('webhook_deliveries').where('id', '=', second.id).execute();
     const done = await scrape(f.t);
     assert.equal(done.get('webhook_pending_deliveries'), 0);
@@ -74,13 +76,16 @@ describe('webhook delivery metrics', () => {
       const good = await f.createSubscription(receiver.url, ['team.member.added']);
       const bad = await f.createSubscription(failing.url, ['team.invitation.created']);
       const gone = await f.createSubscription(receiver.url, ['user.profile.updated']);
-      await f.t.ctx.db.kysely.updateTable('webhook_subscriptions').set({ is_active: 0 }).where('id', '=', gone.id).execute();
       const before = await scrape(f.t);
       const seen = receiver.received.length;
+      // Queued while no worker runs; `gone` is disabled before its delivery is attempted.
+      await worker?.stop();
       await f.emit('team.member.added', { user_id: 3, role: 'member' });
       await f.emit('team.member.added', { user_id: 4, role: 'member' });
       await f.emit('team.invitation.created', { invitation_id: 'inv_1', role: 'admin' });
       await f.emit('user.profile.updated', { user_id: 5 });
+      await f.t.ctx.db.kysely.updateTable('webhook_subscriptions').set({ is_active: 0 }).where('id', '=', gone.id).execute();
+      worker = await f.startWorker();
       await settled(good.id, 2);
       await settled(bad.id, 2);
       await settled(gone.id, 1);
