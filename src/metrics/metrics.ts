@@ -10,7 +10,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from '@prometheus-io/client';
 import type { AppContext } from '../app-context.ts';
 import type { ThrottleKind } from '../http/throttle.ts';
-import { RouteDurations, type RouteHistogram } from './route-durations.ts';
+import { RequestDurations, type RouteDurations } from './route-durations.ts';
 import { queueGauges } from './queue-gauges.ts';
 
 /** What refused a request: a throttle bucket (SERVICE_THROTTLE_*), or a lock after failed attempts. */
@@ -50,7 +50,7 @@ function labelSets<V extends string, K extends string>(name: K, values: readonly
 export class Metrics {
   readonly registry = new Registry();
   readonly #maxRetries: number;
-  readonly #requestDurations: RouteHistogram;
+  readonly #requestDurations: RequestDurations;
   readonly #refusals: Counter<'limit'>;
   readonly #refusalLabels = labelSets('limit', REFUSAL_LIMITS);
   readonly #deliveries: Counter<'outcome'>;
@@ -68,13 +68,7 @@ export class Metrics {
   constructor(ctx: Pick<AppContext, 'config' | 'db'>) {
     const registers = [this.registry];
     this.#maxRetries = ctx.config.webhooks.maxRetries;
-    this.#requestDurations = new Histogram({
-      name: 'http_request_duration_seconds',
-      help: 'Time from a request arriving to its answer being written, by method, route template and status code.',
-      labelNames: ['method', 'route', 'status_code'] as const,
-      buckets: HTTP_BUCKETS,
-      registers,
-    });
+    this.#requestDurations = new RequestDurations(HTTP_BUCKETS, this.registry);
     this.#refusals = new Counter({
       name: 'rate_limit_refusals_total',
       help: 'Requests refused by a rate limit (429): the throttle buckets anon, user and auth, and failed_attempts (a login, code or reset lock).',
@@ -120,7 +114,7 @@ export class Metrics {
 
   /** The request-duration series of one route template (app.ts's routes, each made once). */
   routeDurations(route: string): RouteDurations {
-    return new RouteDurations(this.#requestDurations, route);
+    return this.#requestDurations.route(route);
   }
 
   /** Names the route of a request answered before routing (the OAuth server's paths, by template). */
