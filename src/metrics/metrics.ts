@@ -7,7 +7,7 @@
 // No label carries an id, an address or a token: every label value comes from a fixed set (a route
 // template, a method, a status code, an outcome), so the number of series stays bounded whatever the
 // traffic.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from '@prometheus-io/client';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from '@prometheus-io/client';
 import type { AppContext } from '../app-context.ts';
 import type { ThrottleKind } from '../http/throttle.ts';
 import { RequestDurations, type RouteDurations } from './route-durations.ts';
