@@ -61,6 +61,9 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
     schemaController: { compilersFactory: compilers.compilersFactory },
   }).withTypeProvider<TypeBoxTypeProvider>();
   compilers.attach(app);
+  // Prometheus metrics, when SERVICE_METRICS_TOKEN is set: first, so that its onRoute hook sees every
+  // route. The module (and the client library) is loaded only then.
+  if (config.metrics.token !== null) (await import('./metrics/http.ts')).installMetrics(app, ctx);
 
   installErrorHandling(app);
   installRefusedBodyClose(app);
