@@ -6,11 +6,13 @@ import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { readAccountSettings, readOAuthSettings, type AccountSettings, type OAuthSettings } from './config-accounts.ts';
 import { readEmailFrom, readEmailUrl, readTopicArn, readTrustAnchorsFile } from './config-mail.ts';
+import { readMetricsSettings, type MetricsSettings } from './config-metrics.ts';
 import { ConfigError, raw, readBool, readInt, readList, readRate, readString, type Env, type RateSpec } from './config-read.ts';
 import { readWebhookSettings, type WebhookSettings } from './config-webhooks.ts';
 
 export { ConfigError, type RateSpec } from './config-read.ts';
 export type { AccountSettings, OAuthSettings } from './config-accounts.ts';
+export type { MetricsSettings } from './config-metrics.ts';
 export type { WebhookSettings } from './config-webhooks.ts';
 
 export type NodeEnv = 'development' | 'production' | 'test';
@@ -53,6 +55,7 @@ export interface Config {
   mailproviderWebhookEnabled: boolean;
   mailproviderTopicArn: string | null;
   mailproviderTrustAnchorsFile: string | null;
+  metrics: MetricsSettings;
 }
 
 function readNodeEnv(env: Env): NodeEnv {
@@ -161,6 +164,7 @@ export function loadConfig(env: Env = process.env): Config {
     mailproviderWebhookEnabled: readBool(env, 'SERVICE_MAILPROVIDER_WEBHOOK_ENABLED', false),
     mailproviderTopicArn: readTopicArn(env),
     mailproviderTrustAnchorsFile: readTrustAnchorsFile(env),
+    metrics: readMetricsSettings(env),
   };
 }
 

@@ -210,6 +210,7 @@ class DeliveryLoop {
     this.#ahead.started();
     const work = this.#sender.attempt(row, target, signature).then(
       (result) => {
+        this.#ctx.metrics?.webhookAttempt(result);
         this.#unwritten++;
         const failed = result.attempted && !result.ok;
         const subscriptionId = row.subscription_id;

@@ -7,7 +7,8 @@ import { badRequest, conflict, notFound } from '../http/problem.ts';
 import { ProblemRef, authErrors } from '../http/schemas.ts';
 import { EVENT_NAMES, isEventType } from '../events/index.ts';
 import { managedSubscription } from './access.ts';
-import { deliveryLog, logView, queueTestDelivery, retryDelivery } from './delivery-log.ts';
+import { deliveryLog, logView } from './delivery-log.ts';
+import { queueTestDelivery, restartDeadLetter } from './manual-delivery.ts';
 import { RetryRefused } from './queue.ts';
 import { LogParams, LogQuery, READ, SubscriptionParams, TAGS, TestBody, WRITE, notFoundResponse } from './schemas.ts';
 
@@ -57,7 +58,7 @@ export function registerDeliveryLogRoutes(app: TypedApp, ctx: AppContext, base: 
       if (!/^\d{1,15}$/.test(request.params.log_id)) throw notFound();
       if (!config.webhooksEnabled) throw conflict('Webhooks are disabled on this service (SERVICE_WEBHOOKS_ENABLED).');
       if (row.is_active !== 1) throw conflict('The subscription is inactive; re-enable it before retrying.');
-      const queued = await retryDelivery(ctx, row.id, Number(request.params.log_id)).catch((error) => {
+      const queued = await restartDeadLetter(ctx, row.id, Number(request.params.log_id)).catch((error) => {
         if (error instanceof RetryRefused) throw conflict(error.message);
         throw error;
       });

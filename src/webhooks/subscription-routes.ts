@@ -103,7 +103,7 @@ export function registerSubscriptionRoutes(app: TypedApp, ctx: AppContext, guard
     },
     async (request) => {
       const row = await managedSubscription(db.kysely, request, request.params);
-      return subscriptionView(await updateSubscription(db.kysely, guard, row, request.body).catch(asProblem));
+      return subscriptionView(await updateSubscription(db.kysely, guard, row, request.body, config.baseUrl).catch(asProblem));
     },
   );
 
