@@ -21,14 +21,12 @@ const define = <Data extends TObject>(definition: EventDefinition<Data>) => defi
 const UserId = Type.Integer({ description: 'The user id' });
 const Email = Type.String({ format: 'email' });
 const DateTime = Type.String({ format: 'date-time' });
-/** `data` carries exactly the fields its schema names: the catalog is the whole contract. */
-const EXACT = { additionalProperties: false };
 
 export const EVENT_TYPES = {
   'team.member.added': define({
     group: 'teams',
     description: 'A user joined a team (invitation accepted or direct add)',
-    data: Type.Object({ user_id: UserId, email: Email, role: Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]) }, EXACT),
+    data: Type.Object({ user_id: UserId, email: Email, role: Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]) }),
     example: { user_id: 42, email: 'ada@example.com', role: 'member' },
     deprecated: false,
   }),
@@ -41,7 +39,7 @@ export const EVENT_TYPES = {
       role: Type.Union([Type.Literal('admin'), Type.Literal('member')]),
       invited_by: UserId,
       expires_at: DateTime,
-    }, EXACT),
+    }),
     example: {
       invitation_id: '5f0c6f1e-2b7d-4c8e-9a31-0d4e8b7c6a52',
       email: 'grace@example.com',
@@ -58,7 +56,7 @@ export const EVENT_TYPES = {
       user_id: UserId,
       changed_fields: Type.Array(Type.Union([Type.Literal('first_name'), Type.Literal('last_name'), Type.Literal('display_name')])),
       updated_at: DateTime,
-    }, EXACT),
+    }),
     example: { user_id: 42, changed_fields: ['display_name'], updated_at: '2026-11-22T05:00:00.000Z' },
     deprecated: false,
   }),
