@@ -70,7 +70,7 @@ class DeliveryLoop {
   #stopping = false;
   /** The last claim found fewer due rows than asked for: claim again only when woken for work. */
   #drained = false;
-  /** Woken for work (a dispatch, a retry coming due, the poll): the queue may have new due rows. */
+  /** Woken for work (an emitted event, a retry coming due, the poll): the queue may have new due rows. */
   #due = true;
   /** PostgreSQL only: NOTIFY wakes this worker whichever process queued the rows. */
   readonly #listener: WakeListener | null;
@@ -134,7 +134,7 @@ class DeliveryLoop {
           this.#fill();
           continue;
         }
-        // Wait for the buffer to run low (an attempt ending wakes), a dispatch, or the poll interval.
+        // Wait for the buffer to run low (an attempt ending wakes), an emitted event, or the poll interval.
         await this.#sleep(POLL_MS);
       }
     } finally {

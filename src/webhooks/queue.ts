@@ -33,8 +33,8 @@ const TARGET_COLUMNS = sql.raw(TARGET_COLUMNS_TEXT);
  * PostgreSQL: this transaction's commit does not wait for its WAL flush (synchronous_commit off,
  * for this transaction only; `set_config(…, true)` is SET LOCAL inside a statement, so it costs no
  * round trip). Used by the worker's own bookkeeping only — claims, lease releases and result
- * writes, never dispatch or business transactions. A crash of the database can lose the last such
- * commits (well under a second of them, always a suffix of the commit order: the WAL is
+ * writes, never emitting events or business transactions. A crash of the database can lose the
+ * last such commits (well under a second of them, always a suffix of the commit order: the WAL is
  * sequential); a lost claim or result leaves its row pending, so the event is delivered again,
  * which at-least-once delivery allows (receivers dedupe on the event id). docs/webhooks.md.
  */
