@@ -49,6 +49,8 @@ export interface Config {
   webhooks: WebhookSettings;
   /** Lifetime of a team invitation's accept link (SERVICE_INVITATION_TTL_SECONDS). */
   invitationTtlSeconds: number;
+  /** Audit-log entries older than this many days are purged (SERVICE_AUDIT_RETENTION_DAYS, at least 30). */
+  auditRetentionDays: number;
   /** null: development file transport (`<dataDir>/mail/*.eml`); else an smtp:// or smtps:// URL. */
   emailUrl: string | null;
   emailFrom: string;
@@ -205,6 +207,7 @@ export function loadConfig(env: Env = process.env): Config {
     accounts: readAccountSettings(env),
     webhooks: readWebhookSettings(env),
     invitationTtlSeconds: readInt(env, 'SERVICE_INVITATION_TTL_SECONDS', 7 * 24 * 3600, 1, 90 * 24 * 3600),
+    auditRetentionDays: readInt(env, 'SERVICE_AUDIT_RETENTION_DAYS', 365, 30, 36500),
     emailUrl: readEmailUrl(env),
     emailFrom: readEmailFrom(env),
     mailproviderWebhookEnabled: readBool(env, 'SERVICE_MAILPROVIDER_WEBHOOK_ENABLED', false),

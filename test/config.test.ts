@@ -96,6 +96,8 @@ describe('loadConfig', () => {
     ['SERVICE_OAUTH_ACCESS_TTL_SECONDS', 'an hour'],
     ['SERVICE_OAUTH_REFRESH_TTL_SECONDS', '59'],
     ['SERVICE_OAUTH_CLI_CLIENT_ENABLED', 'perhaps'],
+    ['SERVICE_AUDIT_RETENTION_DAYS', '29'],
+    ['SERVICE_AUDIT_RETENTION_DAYS', 'a year'],
   ];
   for (const [name, value] of invalid) {
     it(`${name}=${JSON.stringify(value)} is refused with a message naming ${name}`, () => {
