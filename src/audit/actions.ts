@@ -17,7 +17,7 @@ export interface AuditActionDefinition {
 const define = <T extends Record<string, AuditActionDefinition>>(actions: T) => actions;
 
 export const AUDIT_ACTIONS = define({
-  'team.created': { description: 'A team was created', target: 'team', data: '`name`, `slug`' },
+  'team.created': { description: 'A team was created', target: 'team', data: '`name`, `slug`, `owner_id` (its first owner)' },
   'team.updated': { description: 'A team was renamed or its slug changed', target: 'team', data: 'before/after of each changed field (`name`, `slug`)' },
   'team.deactivated': { description: 'A team was deactivated (svc team deactivate)', target: 'team', data: '`is_active` before/after' },
   'team.reactivated': { description: 'A deactivated team was made active again (svc team activate)', target: 'team', data: '`is_active` before/after' },

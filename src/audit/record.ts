@@ -50,7 +50,7 @@ export async function recordAudit(executor: Executor, actor: Actor, input: Audit
  * The before/after of each field whose value differs (compared as JSON, so lists compare by
  * content); an empty object when nothing changed.
  */
-export function changes<T extends Record<string, unknown>>(before: T, after: Partial<T>): Record<string, Change> {
+export function changedFields<T extends Record<string, unknown>>(before: T, after: Partial<T>): Record<string, Change> {
   const changed: Record<string, Change> = {};
   for (const [field, value] of Object.entries(after)) {
     if (value === undefined) continue;

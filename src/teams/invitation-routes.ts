@@ -3,6 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext, TypedApp } from '../app-context.ts';
+import { requestActor } from '../audit/actor.ts';
 import { isValidEmail, normaliseEmail } from '../accounts/email.ts';
 import { requireUser } from '../http/identity.ts';
 import { pageEnvelope, pageRequest } from '../http/pagination.ts';
@@ -99,7 +100,7 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
         email,
         role,
         message: cleanMessage(request.body.message),
-      }).catch(asProblem);
+      }, requestActor(request, ctx.clientAddresses)).catch(asProblem);
       return reply.code(201).send(invitation);
     },
   );
@@ -144,7 +145,7 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
     async (request, reply) => {
       const team = await managedTeam(request.params.team_id, requireUser(request).user.id);
       if (!isUuid(request.params.id)) throw notFound('No pending invitation has that id.');
-      await revokeInvitation(db.kysely, team.id, request.params.id.toLowerCase()).catch(asProblem);
+      await revokeInvitation(db.kysely, team.id, request.params.id.toLowerCase(), requestActor(request, ctx.clientAddresses)).catch(asProblem);
       return reply.code(204).send(null);
     },
   );
@@ -171,7 +172,7 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
     },
     async (request) => {
       const userId = requireUser(request).user.id;
-      const { team } = await acceptInvitation(ctx, request.body.token, userId).catch(asProblem);
+      const { team } = await acceptInvitation(ctx, request.body.token, userId, requestActor(request, ctx.clientAddresses)).catch(asProblem);
       return teamForMember(db.kysely, team.id, userId);
     },
   );

@@ -1,6 +1,7 @@
 // Member management: change a member's role, remove a member (or leave). Rules in policy.ts.
 import { Type } from '@sinclair/typebox';
 import type { AppContext, TypedApp } from '../app-context.ts';
+import { requestActor } from '../audit/actor.ts';
 import { requireUser } from '../http/identity.ts';
 import { notFound } from '../http/problem.ts';
 import { ProblemRef, authErrors } from '../http/schemas.ts';
@@ -12,7 +13,7 @@ import { teamForMember, type Role } from './teams.ts';
 const notFoundMember = { 404: { ...ProblemRef, description: 'Unknown team, the caller is not a member, or the user is not a member' } };
 const lastOwner = conflictResponse('The change would leave the team without an owner');
 
-export function registerMemberRoutes(app: TypedApp, { db }: AppContext) {
+export function registerMemberRoutes(app: TypedApp, { db, clientAddresses }: AppContext) {
   app.patch(
     '/api/v1/teams/:id/members/:user_id/',
     {
@@ -30,7 +31,8 @@ export function registerMemberRoutes(app: TypedApp, { db }: AppContext) {
       const actorId = requireUser(request).user.id;
       const team = await teamForMember(db.kysely, request.params.id, actorId);
       if (!team) throw notFound();
-      return changeRole(db.kysely, team.id, actorId, request.params.user_id, request.body.role as Role).catch(asProblem); // role: validated by the schema enum
+      const by = requestActor(request, clientAddresses);
+      return changeRole(db.kysely, team.id, actorId, request.params.user_id, request.body.role as Role, by).catch(asProblem); // role: validated by the schema enum
     },
   );
 
@@ -50,7 +52,7 @@ export function registerMemberRoutes(app: TypedApp, { db }: AppContext) {
       const actorId = requireUser(request).user.id;
       const team = await teamForMember(db.kysely, request.params.id, actorId);
       if (!team) throw notFound();
-      await removeMember(db.kysely, team.id, actorId, request.params.user_id).catch(asProblem);
+      await removeMember(db.kysely, team.id, actorId, request.params.user_id, requestActor(request, clientAddresses)).catch(asProblem);
       return reply.code(204).send(null);
     },
   );

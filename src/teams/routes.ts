@@ -2,6 +2,7 @@
 // member-routes.ts, invitations in invitation-routes.ts.
 import { Type } from '@sinclair/typebox';
 import type { AppContext, TypedApp } from '../app-context.ts';
+import { requestActor } from '../audit/actor.ts';
 import { requireUser } from '../http/identity.ts';
 import { pageEnvelope, pageRequest } from '../http/pagination.ts';
 import { forbidden, notFound } from '../http/problem.ts';
@@ -101,7 +102,7 @@ function registerTeamReadRoutes(app: TypedApp, { db, config }: AppContext) {
   );
 }
 
-function registerTeamWriteRoutes(app: TypedApp, { db, config }: AppContext) {
+function registerTeamWriteRoutes(app: TypedApp, { db, config, clientAddresses }: AppContext) {
   app.post(
     '/api/v1/teams/',
     {
@@ -121,7 +122,7 @@ function registerTeamWriteRoutes(app: TypedApp, { db, config }: AppContext) {
     },
     async (request, reply) => {
       const userId = requireUser(request).user.id;
-      const created = await createTeam(db.kysely, { ...request.body, ownerId: userId }).catch(asProblem);
+      const created = await createTeam(db.kysely, { ...request.body, ownerId: userId }, requestActor(request, clientAddresses)).catch(asProblem);
       const team = await teamForMember(db.kysely, created.id, userId);
       return reply.code(201).header('Location', `${config.baseUrl}/api/v1/teams/${created.id}/`).send(team);
     },
@@ -152,7 +153,7 @@ function registerTeamWriteRoutes(app: TypedApp, { db, config }: AppContext) {
       if (!team) throw notFound();
       const refusal = refuseTeamUpdate(team.role);
       if (refusal) throw forbidden(refusal);
-      await updateTeam(db.kysely, team.id, request.body).catch(asProblem);
+      await updateTeam(db.kysely, team.id, request.body, requestActor(request, clientAddresses)).catch(asProblem);
       return teamForMember(db.kysely, team.id, userId);
     },
   );
