@@ -90,7 +90,7 @@ async function setup(): Promise<{ ctx: AppContext; teamId: string; secret: strin
   if (existing) return { ctx, teamId: existing.team_id, secret: null };
   const ownerId = await createUser(ctx.db.kysely, { email: `bench-owner-${randomUUID()}@example.com`, password: 'bench password that is long enough', verified: true });
   const team = await createTeam(ctx.db.kysely, { name: 'Bench team', ownerId }, cliActor('bench'));
-  const { secret } = await createSubscription(ctx, new AddressGuard(ctx.config.webhooks), team.id, { url, events: ['*'] });
+  const { secret } = await createSubscription(ctx, new AddressGuard(ctx.config.webhooks), team.id, { url, events: ['*'] }, cliActor('bench'));
   return { ctx, teamId: team.id, secret };
 }
 
