@@ -2,7 +2,6 @@
 // transaction, so the entry exists exactly when the change is committed (a refused or failed change
 // rolls its entry back with it). Entries are only ever inserted: nothing updates one, and only the
 // retention purge (store.ts) deletes them.
-import { randomUUID } from 'node:crypto';
 import type { Executor } from '../db/schema.ts';
 import { nowIso } from '../util/time.ts';
 import { AUDIT_ACTIONS, type AuditAction } from './actions.ts';
@@ -27,7 +26,6 @@ export async function recordAudit(executor: Executor, actor: Actor, input: Audit
   await executor
     .insertInto('audit_entries')
     .values({
-      id: randomUUID(),
       team_id: input.teamId,
       occurred_at: nowIso(),
       action: input.action,

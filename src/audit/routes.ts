@@ -22,7 +22,7 @@ const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.U
 
 export const AuditEntry = Type.Object(
   {
-    id: Type.String({ format: 'uuid' }),
+    id: Type.Integer(),
     occurred_at: DateTime,
     action: Type.String({ description: `One of: ${AUDIT_ACTION_NAMES.join(', ')}` }),
     actor: Type.Object({

@@ -1,6 +1,6 @@
 // Reading the audit log (one team's entries, filtered, as the API shows them) and the retention
 // purge. Nothing here changes an entry: the log is append-only.
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { AuditEntriesTable, Executor } from '../db/schema.ts';
 import { isoAfter } from '../util/time.ts';
 import type { AuditAction } from './actions.ts';
@@ -25,7 +25,7 @@ export function auditEntriesQuery(db: Executor, teamId: string, filters: AuditFi
 }
 
 export interface AuditEntryView {
-  id: string;
+  id: number;
   occurred_at: string;
   action: string;
   actor: { type: 'user' | 'system'; id: number | null; email: string | null };
@@ -35,9 +35,9 @@ export interface AuditEntryView {
   data: Record<string, unknown>;
 }
 
-export function auditEntryView(row: AuditEntriesTable): AuditEntryView {
+export function auditEntryView(row: Selectable<AuditEntriesTable>): AuditEntryView {
   return {
-    id: row.id,
+    id: Number(row.id),
     occurred_at: row.occurred_at,
     action: row.action,
     actor: { type: row.actor_type, id: row.actor_id === null ? null : Number(row.actor_id), email: row.actor_email },

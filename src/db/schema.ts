@@ -66,7 +66,7 @@ export interface EventsTable {
 
 /** The team audit log (src/audit/): inserted in the change's transaction, never updated. */
 export interface AuditEntriesTable {
-  id: string;
+  id: Generated<number>;
   team_id: string;
   occurred_at: string;
   action: string;

@@ -2,12 +2,14 @@
 // 404), newest first with cursor pages, the filters and their 400s, the retention purge, and the
 // SERVICE_AUDIT_RETENTION_DAYS floor.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import type { AuditAction } from '../../src/audit/actions.ts';
+import { AUDIT_ACTION_NAMES, type AuditAction } from '../../src/audit/actions.ts';
 import type { Actor } from '../../src/audit/actor.ts';
 import { recordAudit } from '../../src/audit/record.ts';
 import { purgeAuditEntries } from '../../src/audit/store.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
+import { ROOT } from '../cli/cli-helpers.ts';
 import { bearer, startApp, type TestApp } from '../helpers/app.ts';
 import { as, castTeam, makeCast, type Cast } from '../teams/fixtures.ts';
 
@@ -26,7 +28,7 @@ describe('the audit-log API', () => {
   let cast: Cast;
   let teamId: string;
   /** The seeded entries' ids, oldest first; each at 2001-01-0<i+1>T00:00:00.000Z. */
-  const seeded: { id: string; action: AuditAction; actorId: number }[] = [];
+  const seeded: { id: number; action: AuditAction; actorId: number }[] = [];
 
   before(async () => {
     t = await startApp();
@@ -47,12 +49,12 @@ describe('the audit-log API', () => {
       const row = await db.selectFrom('audit_entries').select('id').where('data', '=', JSON.stringify({ n: i })).executeTakeFirstOrThrow();
       // Backdated, so the filters below see these entries only, whatever else the fixtures recorded.
       await db.updateTable('audit_entries').set({ occurred_at: `2001-01-0${i + 1}T00:00:00.000Z` }).where('id', '=', row.id).execute();
-      seeded.push({ id: row.id, action, actorId: user.id });
+      seeded.push({ id: Number(row.id), action, actorId: user.id });
     }
   });
   after(() => t?.close());
 
-  const ids = (body: { results: { id: string }[] }) => body.results.map((entry) => entry.id);
+  const ids = (body: { results: { id: number }[] }) => body.results.map((entry) => entry.id);
   const newestFirst = () => seeded.map((entry) => entry.id).reverse();
 
   it('owners and admins read it; a member is 403, an outsider and an unknown or malformed team 404', async () => {
@@ -187,5 +189,14 @@ describe('SERVICE_AUDIT_RETENTION_DAYS', () => {
     assert.equal(loadConfig({ SERVICE_AUDIT_RETENTION_DAYS: '30' }).auditRetentionDays, 30);
     assert.equal(loadConfig({ SERVICE_AUDIT_RETENTION_DAYS: '3650' }).auditRetentionDays, 3650);
     assert.throws(() => loadConfig({ SERVICE_AUDIT_RETENTION_DAYS: '29' }), (error: Error) => error instanceof ConfigError && /SERVICE_AUDIT_RETENTION_DAYS must be between 30 and/.test(error.message));
+  });
+});
+
+describe('docs/audit.md', () => {
+  it('lists every registered action, and no other', () => {
+    const doc = fs.readFileSync(`${ROOT}/docs/audit.md`, 'utf8');
+    const table = doc.slice(doc.indexOf('## What is recorded'), doc.indexOf('## Who made the change'));
+    const listed = [...table.matchAll(/^\| `([a-z_.]+)`(?:, `([a-z_.]+)`)? \|/gm)].flatMap((m) => m.slice(1).filter(Boolean));
+    assert.deepEqual([...listed].sort(), [...AUDIT_ACTION_NAMES].sort());
   });
 });

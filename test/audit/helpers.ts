@@ -81,7 +81,7 @@ export function cliActorOf(command: string) {
 }
 
 export interface Entry {
-  id: string;
+  id: number;
   occurred_at: string;
   action: string;
   actor: unknown;
@@ -96,7 +96,7 @@ export interface Entry {
  * entries it has not returned before for that team, oldest first.
  */
 export function auditReader(t: TestApp) {
-  const seen = new Set<string>();
+  const seen = new Set<number>();
   return async (teamId: string, reader: { token: string }): Promise<Entry[]> => {
     const res = await t.inject({ url: `/api/v1/teams/${teamId}/audit-log/?page_size=200`, headers: bearer(reader.token) });
     assert.equal(res.statusCode, 200, res.body);

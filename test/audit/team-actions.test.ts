@@ -111,6 +111,18 @@ describe('audit entries of team changes', () => {
     ]);
   });
 
+  it('an Idempotency-Key replay records nothing more', async () => {
+    const owner = cast.owner;
+    const teamId = (await t.inject({ method: 'POST', url: '/api/v1/teams/', headers: as(owner), payload: { name: 'Replayed' } })).json().id;
+    await fresh(teamId, owner);
+    const send = () =>
+      t.inject({ method: 'POST', url: `/api/v1/teams/${teamId}/invitations/`, headers: { ...as(owner), 'idempotency-key': 'audit-once' }, payload: { email: 'once@example.org', role: 'member' } });
+    const [first, replay] = [await send(), await send()];
+    assert.equal(first.statusCode, 201);
+    assert.equal(replay.headers['idempotency-replay'], 'true');
+    assert.deepEqual((await fresh(teamId, owner)).map((entry) => [entry.action, entry.target.id]), [['team.invitation.created', first.json().id]]);
+  });
+
   it('a refused or failed change records nothing, even one refused after its entry was written', async () => {
     const { owner, admin, member, outsider } = cast;
     const teamId = (await svc(t, 'team', 'create', '--name', 'Refusals', '--owner', owner.email)).trim();

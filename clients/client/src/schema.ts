@@ -451,8 +451,7 @@ export interface components {
             expires_at: string;
         };
         AuditEntry: {
-            /** Format: uuid */
-            id: string;
+            id: number;
             /** Format: date-time */
             occurred_at: string;
             /** @description One of: team.created, team.updated, team.deactivated, team.reactivated, team.member.added, team.member.role_changed, team.member.removed, team.member.left, team.invitation.created, team.invitation.revoked, team.invitation.accepted, webhook.subscription.created, webhook.subscription.updated, webhook.subscription.deleted, webhook.subscription.disabled, webhook.secret_rotated, webhook.delivery.retried */

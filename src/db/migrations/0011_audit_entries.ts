@@ -1,16 +1,15 @@
 import type { Kysely } from 'kysely';
-import { notNull, sql } from './helpers.ts';
+import { notNull, sql, withSerialId } from './helpers.ts';
 
 // The team audit log (src/audit/): one row per change to a team, written in the change's own
 // transaction and never updated. Two indexes, one per reader: (team_id, occurred_at, id) serves the
 // audit-log API's newest-first keyset pages of one team (its filters are checked on those rows), and
 // (occurred_at) the retention purge, which deletes the oldest rows of every team. Rows are only ever
-// inserted and deleted, so neither index is rewritten by updates. The actor's user id has no foreign
-// key: an entry outlives the account that made it, with the e-mail it had then.
+// inserted and deleted, so neither index is rewritten by updates. The id is a serial integer: it
+// orders the entries of one transaction (they share a millisecond) as they were written. The actor's
+// user id has no foreign key: an entry outlives the account that made it, with the e-mail it had then.
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema
-    .createTable('audit_entries')
-    .addColumn('id', 'text', (c) => c.primaryKey())
+  await withSerialId(db, db.schema.createTable('audit_entries'))
     .addColumn('team_id', 'text', (c) => c.notNull().references('teams.id').onDelete('cascade'))
     .addColumn('occurred_at', 'text', notNull)
     .addColumn('action', 'text', notNull)
