@@ -14,6 +14,7 @@ import { httpScenarios } from './scenarios/http.ts';
 import { startupScenarios } from './scenarios/startup.ts';
 import { webhookScenarios } from './scenarios/webhooks.ts';
 import { snsScenarios } from './scenarios/sns.ts';
+import { metricsScenarios } from './scenarios/metrics.ts';
 
 export interface Plan {
   quick: boolean;
@@ -89,6 +90,7 @@ async function main() {
   const metrics: Metric[] = [];
   const sections: [string, (p: Plan) => Promise<Metric[]>][] = [
     ['http', httpScenarios],
+    ['metrics', metricsScenarios],
     ['webhooks', webhookScenarios],
     ['sns', snsScenarios],
     ['startup', startupScenarios],

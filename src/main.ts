@@ -3,7 +3,6 @@
 import { enableCompileCache } from 'node:module';
 import {
   CommandError,
-  UsageError,
   commandHelp,
   isHelpFlag,
   parseCommand,
@@ -12,7 +11,7 @@ import {
   type Command,
 } from './cli/framework.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { isDatabaseBusy } from './db/busy.ts';
+import { cliFailureOf } from './http/error-answers.ts';
 import type { AppContext } from './app-context.ts';
 
 // Each command group's module (and what it imports: the OAuth server, the webhook client, …) is
@@ -71,13 +70,17 @@ const workerCommand: Command = {
   usage: 'svc worker',
   summary: 'Runs only the background worker (webhook deliveries, mail, housekeeping); any number may run.',
   options: {},
-  async run(_values, { open }, io) {
+  async run(_values, { config, open }, io) {
     const stopped = stopSignal();
     const ctx = await open();
     const [{ WORKER_TASKS }, { startWorker }] = await Promise.all([import('./worker/tasks.ts'), import('./worker/worker.ts')]);
+    // Its own metrics endpoint (SERVICE_WORKER_METRICS_PORT), up before the tasks record anything.
+    const metricsServer = config.metrics.workerPort === null ? null : await (await import('./metrics/worker-server.ts')).serveWorkerMetrics(ctx);
     const worker = startWorker(ctx, WORKER_TASKS);
     io.out(`svc worker running (${WORKER_TASKS.map((t) => t.name).join(', ') || 'no tasks'}), database ${ctx.db.dialect}`);
+    if (metricsServer) io.out(`svc worker metrics on ${metricsServer.url}`);
     await stopped;
+    await metricsServer?.close();
     await worker.stop();
   },
 };
@@ -154,8 +157,9 @@ const DEBUG_VALUES = ['1', 'true', 'yes', 'on'];
 
 /**
  * Runs one CLI invocation and returns its exit code: 0 ok, 2 unknown command or bad arguments, 1
- * any other failure. A failure is one line on stderr, `svc: <what went wrong>`; the stack trace
- * follows only with --debug (anywhere on the line) or SERVICE_DEBUG=1.
+ * any other failure. A failure is one line on stderr, `svc: <what went wrong>`, as the one mapping
+ * of errors (http/error-answers.ts) words it; the stack trace of an unexpected one follows only with
+ * --debug (anywhere on the line) or SERVICE_DEBUG=1.
  */
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): Promise<number> {
   const debug = argv.includes('--debug') || DEBUG_VALUES.includes((env.SERVICE_DEBUG ?? '').trim().toLowerCase());
@@ -198,30 +202,20 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CliIo):
     );
     return 0;
   } catch (error) {
-    if (error instanceof UsageError) {
-      io.err(`svc: ${error.message}\nUsage: ${command.usage}`);
-      return 2;
-    }
-    io.err(`svc: ${failureMessage(error)}`);
-    if (debug && !(error instanceof CommandError)) io.err(String((error as Error)?.stack ?? error));
-    return 1;
+    const failure = cliFailureOf(error);
+    io.err(`svc: ${failure.line}${failure.showUsage ? `\nUsage: ${command.usage}` : ''}`);
+    if (debug && !failure.expected && !(error instanceof CommandError)) io.err(String((error as Error)?.stack ?? error));
+    return failure.exitCode;
   } finally {
     await (ctx as AppContext | null)?.db.close();
   }
-}
-
-/** The one line a failure prints after `svc: `. */
-function failureMessage(error: unknown): string {
-  if (isDatabaseBusy(error)) return 'the database is busy, try again';
-  const message = error instanceof Error ? error.message : String(error);
-  return message.split('\n')[0].trim() || (error as Error)?.name || 'unexpected error';
 }
 
 const invokedDirectly = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;
 if (invokedDirectly || process.env.SVC_CLI_ENTRY === '1') {
   // Node keeps the compiled code of the modules loaded from here on (nearly all: each command's
   // modules load on demand) in its compile cache, and a later start reuses it instead of compiling
-  // again: 30-35 ms of a 350 ms `svc serve` start on a slow machine, and no more memory at listen.
+  // again: compiling is a sizeable share of a `svc serve` start, and the cache costs no memory.
   // The cache is NODE_COMPILE_CACHE's directory if set, else <tmp>/node-compile-cache; Node checks
   // each entry against its source and Node version, and NODE_DISABLE_COMPILE_CACHE=1 turns it off.
   enableCompileCache();

@@ -1,8 +1,8 @@
 // argon2id on a few dedicated worker threads that run at a lower CPU priority (nice 10, see
 // src/util/thread-priority.ts) than the event loop. node:crypto's asynchronous argon2 runs on the
-// libuv pool at the event loop's own priority: where the process has one core (containers, the
-// benchmark's pinning), each hash (tens of ms) then takes time slices from request handling, and
-// API latency under logins grows several-fold (docs/performance.md, Token issuance). At nice 10 a
+// libuv pool at the event loop's own priority: where the process has one core (a container's limit,
+// a pinned process), each hash (tens of ms) then takes time slices from request handling, and every
+// API request waits behind the logins being hashed. At nice 10 a
 // waking event loop preempts the hashing at once; logins slow down under load but never stall.
 // Written here rather than taken from a pool library: the priority has to be set from inside each
 // thread (Linux applies setpriority to the thread id given), which pools do not offer.

@@ -1,6 +1,7 @@
-import { CommandError, UsageError, optional, required, type Command } from '../cli/framework.ts';
+import { UsageError, optional, required, type Command } from '../cli/framework.ts';
+import { NotFoundError } from '../util/domain-errors.ts';
 import { isValidEmail, normaliseEmail } from './email.ts';
-import { MIN_PASSWORD_LENGTH, UserError, createUser, setUserActive } from './users.ts';
+import { MIN_PASSWORD_LENGTH, createUser, setUserActive } from './users.ts';
 
 function validEmail(value: string): string {
   if (!isValidEmail(normaliseEmail(value))) throw new UsageError(`--email "${value}" is not a valid e-mail address`);
@@ -26,21 +27,16 @@ const userCreate: Command = {
     // A bad argument (exit 2), checked before the database is opened.
     if (password.length < MIN_PASSWORD_LENGTH) throw new UsageError(`--password must be at least ${MIN_PASSWORD_LENGTH} characters long`);
     const ctx = await open();
-    try {
-      const id = await createUser(ctx.db.kysely, {
-        email,
-        password,
-        firstName: optional(values, 'first-name'),
-        lastName: optional(values, 'last-name'),
-        displayName: optional(values, 'display-name'),
-        verified: values.verified === true,
-        staff: values.staff === true,
-      });
-      io.out(String(id));
-    } catch (error) {
-      if (error instanceof UserError) throw new CommandError(error.message);
-      throw error;
-    }
+    const id = await createUser(ctx.db.kysely, {
+      email,
+      password,
+      firstName: optional(values, 'first-name'),
+      lastName: optional(values, 'last-name'),
+      displayName: optional(values, 'display-name'),
+      verified: values.verified === true,
+      staff: values.staff === true,
+    });
+    io.out(String(id));
   },
 };
 
@@ -53,7 +49,7 @@ function activation(active: boolean): Command {
     async run(values, { open }, io) {
       const email = validEmail(required(values, 'email'));
       const ctx = await open();
-      if (!(await setUserActive(ctx.db.kysely, email, active))) throw new CommandError(`no user with e-mail ${normaliseEmail(email)}`);
+      if (!(await setUserActive(ctx.db.kysely, email, active))) throw new NotFoundError(`no user with e-mail ${normaliseEmail(email)}`);
       io.out(`${normaliseEmail(email)} ${active ? 'activated' : 'deactivated'}`);
     },
   };

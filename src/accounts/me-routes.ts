@@ -2,8 +2,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext, TypedApp } from '../app-context.ts';
 import { requireUser } from '../http/identity.ts';
-import { badRequest, type FieldError } from '../http/problem.ts';
 import { ProblemRef, authErrors } from '../http/schemas.ts';
+import { ValidationError, type FieldError } from '../util/domain-errors.ts';
 import { containsLink, hasControlCharacters } from '../util/links.ts';
 import { PROFILE_FIELDS, PROFILE_NAME_MAX_LENGTH, updateProfileNames, type ProfileField } from './profile.ts';
 import { findUserById, profileOf, toAuthUser } from './users.ts';
@@ -36,7 +36,7 @@ async function refuseReadOnlyFields(request: FastifyRequest) {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return;
   const present = READ_ONLY.filter((field) => Object.hasOwn(body, field));
   if (present.length > 0) {
-    throw badRequest('Request is invalid.', present.map((field) => ({ field, message: 'This field is read-only.' })));
+    throw new ValidationError('Request is invalid.', present.map((field) => ({ field, message: 'This field is read-only.' })));
   }
 }
 
@@ -55,7 +55,7 @@ function cleanNames(body: Partial<Record<ProfileField, string>>): Partial<Record
     else if (containsLink(text)) errors.push({ field, message: 'Names cannot contain links.' });
     else clean[field] = text;
   }
-  if (errors.length > 0) throw badRequest('Request is invalid.', errors);
+  if (errors.length > 0) throw new ValidationError('Request is invalid.', errors);
   return clean;
 }
 

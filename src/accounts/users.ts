@@ -2,11 +2,10 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import type { AuthUser } from '../http/identity.ts';
+import { ConflictError, ValidationError } from '../util/domain-errors.ts';
 import { nowIso } from '../util/time.ts';
 import { isValidEmail, normaliseEmail } from './email.ts';
 import { hashPassword } from './passwords.ts';
-
-export class UserError extends Error {}
 
 export interface NewUser {
   email: string;
@@ -20,14 +19,15 @@ export interface NewUser {
 
 export const MIN_PASSWORD_LENGTH = 10;
 
+/** Creates a user and returns the id: a bad address or short password → ValidationError, a taken address → ConflictError. */
 export async function createUser(db: Kysely<Database>, input: NewUser): Promise<number> {
   const email = normaliseEmail(input.email);
-  if (!isValidEmail(email)) throw new UserError(`"${input.email}" is not a valid e-mail address.`);
+  if (!isValidEmail(email)) throw new ValidationError(`"${input.email}" is not a valid e-mail address.`);
   if (input.password.length < MIN_PASSWORD_LENGTH) {
-    throw new UserError(`The password must be at least ${MIN_PASSWORD_LENGTH} characters long.`);
+    throw new ValidationError(`The password must be at least ${MIN_PASSWORD_LENGTH} characters long.`);
   }
   const existing = await db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst();
-  if (existing) throw new UserError(`A user with the e-mail ${email} already exists.`);
+  if (existing) throw new ConflictError(`A user with the e-mail ${email} already exists.`);
   const now = nowIso();
   const row = await db
     .insertInto('users')

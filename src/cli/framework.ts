@@ -1,13 +1,19 @@
 // A small command framework over node:util parseArgs: exit 0 on success (and for --help), 2 on an
 // unknown command or bad arguments (one line and the usage on stderr, nothing written), 1 on any
 // other failure (one line, `svc: <what went wrong>`, on stderr). List commands print a table or,
-// with --json, a JSON array.
+// with --json, a JSON array. Commands throw the service's DomainErrors (util/domain-errors.ts) and
+// let them pass: http/error-answers.ts words the line and picks the exit code for every command.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { AppContext } from '../app-context.ts';
 import type { Config } from '../config.ts';
+import { ValidationError } from '../util/domain-errors.ts';
 
-export class UsageError extends Error {}
-/** A failure that is not the caller's syntax (unknown user, taken slug, …): exit 1. */
+/** A bad argument, found before any I/O: a ValidationError, so exit 2 with the usage. */
+export class UsageError extends ValidationError {}
+/**
+ * A failure of the command itself that no service reports as a DomainError (an interrupted backup,
+ * an invalid configuration): exit 1, and no stack trace even with --debug.
+ */
 export class CommandError extends Error {}
 
 export interface CliIo {

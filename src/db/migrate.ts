@@ -33,8 +33,8 @@ export async function migrateToLatest(db: Db, list: MigrationList = MIGRATIONS):
           provider,
           // Without a schema the migrator looks for its bookkeeping tables in *every* schema of the
           // database, finds another schema's, skips creating its own and then fails ("relation
-          // kysely_migration_lock does not exist"): any deployment sharing a database between
-          // schemas, and parallel test runs (a schema each), hit it.
+          // kysely_migration_lock does not exist"). Naming the schema lets deployments, and parallel
+          // test runs, share one database a schema each.
           migrationTableSchema: schema,
         })
       : new Migrator({ db: db.kysely, provider });
@@ -46,9 +46,9 @@ export async function migrateToLatest(db: Db, list: MigrationList = MIGRATIONS):
 /**
  * Whether the database has applied exactly this code's migrations: one read of the migrator's own
  * table, on every start but the first. The migrator finds the same by introspecting every table and
- * taking its lock, 15 ms of a 350 ms start on a slow machine. Anything else (no table yet, a
- * migration pending, one this code does not know) goes to the migrator, which applies or reports it
- * as before; a migration another process applies meanwhile is safe either way.
+ * taking its lock, a noticeable share of a start. Anything else (no table yet, a migration pending,
+ * one this code does not know) goes to the migrator, which applies or reports it; a migration
+ * another process applies meanwhile is safe either way.
  */
 async function isUpToDate(db: Db, schema: string | undefined, list: MigrationList): Promise<boolean> {
   let applied: string[];

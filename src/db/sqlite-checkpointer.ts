@@ -1,24 +1,23 @@
 // Runs SQLite's WAL checkpoints on a helper thread, with a connection of its own, instead of inside
 // a COMMIT on the event loop. A checkpoint copies the WAL back into the database file and fsyncs
-// both (synchronous = NORMAL); on the disks this runs on an fsync takes from one to tens of
-// milliseconds, and SQLite's automatic checkpoint runs it inside whichever commit crosses 1,000 WAL
-// pages, stalling every request and delivery of the process meanwhile. At 1,000 webhook events/s
-// (one transaction each) that was a stall every ~100 commits and most of the p99 latency; with the
-// checkpoints here, a dispatch took half the wall time (docs/webhooks.md, Performance notes).
+// both (synchronous = NORMAL); an fsync can take tens of milliseconds, and SQLite's automatic
+// checkpoint runs it inside whichever commit crosses 1,000 WAL pages, stalling every request and
+// delivery of the process meanwhile. Under a steady stream of small transactions (a webhook event
+// each) those stalls come every few hundred commits and make up the slowest requests.
 //
 // Durability is unchanged: same synchronous setting, same syncs, only another thread waits for
 // them. PASSIVE checkpoints never block the writer or readers.
 //
 // A PASSIVE checkpoint copies the WAL but never starts it over: the next writer does, and only if
 // the whole WAL was copied when it began. Under a steady stream of commits one lands during every
-// checkpoint, so that never happens and the file grows without end (~40 MB/s at 1,000 webhook
-// events/s, measured). Once the WAL holds RESTART_AFTER_FRAMES frames, the thread runs a RESTART
-// checkpoint right after its PASSIVE one: it takes the write lock (never waiting for it: busy, it
-// tries again next time), copies the few frames written meanwhile, and makes the next commit start
-// the WAL over. The event loop's commits wait for that lock meanwhile (5–17 ms measured, once per
-// 64 MiB of WAL). This is the one connection without a busy timeout, on purpose: a RESTART that
-// waited for the write lock would then keep it while it waits for readers, stalling the writers of
-// every process; a checkpoint skipped is only a checkpoint later.
+// checkpoint, so that never happens and the file grows as fast as commits are written. Once the
+// WAL holds RESTART_AFTER_FRAMES frames, the thread runs a RESTART checkpoint right after its
+// PASSIVE one: it takes the write lock (never waiting for it: busy, it tries again next time),
+// copies the few frames written meanwhile, and makes the next commit start the WAL over. The event
+// loop's commits wait for that lock meanwhile, briefly and once per RESTART_AFTER_FRAMES of WAL.
+// This is the one connection without a busy timeout, on purpose: a RESTART that waited for the
+// write lock would then keep it while it waits for readers, stalling the writers of every process;
+// a checkpoint skipped is only a checkpoint later.
 //
 // The thread starts a few seconds after the database opens, so short commands (`svc migrate`, CLI)
 // and the start of `svc serve` never pay for it and keep SQLite's automatic checkpoints. Once the
@@ -38,9 +37,8 @@ const STOP_TIMEOUT_MS = 5_000;
 
 // Plain JavaScript: a worker thread evaluated from a string has no TypeScript stripping. At a lower
 // priority than the event loop (src/util/thread-priority.ts): checkpoints can wait, requests cannot.
-// At the event loop's priority this thread's own garbage collections competed with it: V8 shrinks
-// a mostly idle isolate with full collections, and one traced run showed 28 ms plus 42 ms of
-// incremental steps on the shared core while webhook events were being timed (docs/performance.md).
+// The priority matters for the thread's garbage collections too: V8 shrinks a mostly idle isolate
+// with full collections, which on a shared core would otherwise take time slices from requests.
 const THREAD = `
 ${LOWER_THIS_THREAD_PRIORITY}
 const { DatabaseSync } = require('node:sqlite');

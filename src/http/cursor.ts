@@ -21,7 +21,7 @@ import { createHmac, hkdfSync, timingSafeEqual, createSecretKey, type KeyObject 
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { sql, type SelectQueryBuilder } from 'kysely';
-import { badRequest } from './problem.ts';
+import { ValidationError } from '../util/domain-errors.ts';
 
 export const CURSOR_PAGE_SIZE_DEFAULT = 50;
 export const CURSOR_PAGE_SIZE_MAX = 200;
@@ -82,7 +82,7 @@ export function pageSizeOf(request: FastifyRequest): number {
   if (value === undefined) return CURSOR_PAGE_SIZE_DEFAULT;
   const text = typeof value === 'number' ? String(value) : value;
   if (typeof text !== 'string' || !/^\d+$/.test(text) || /^0+$/.test(text)) {
-    throw badRequest('page_size must be a whole number from 1.', [
+    throw new ValidationError('page_size must be a whole number from 1.', [
       { field: 'page_size', message: `Must be a whole number from 1 (at most ${CURSOR_PAGE_SIZE_MAX} are returned).` },
     ]);
   }
@@ -166,7 +166,7 @@ function encodeCursor(key: KeyObject, path: string, cursor: Cursor): string {
 function readCursor(request: FastifyRequest, key: KeyObject, path: string): Cursor | null {
   const value = (request.query as Record<string, unknown> | undefined)?.cursor;
   if (value === undefined) return null;
-  const invalid = () => badRequest('The cursor is invalid; use the next or previous link of a page as given.', [
+  const invalid = () => new ValidationError('The cursor is invalid; use the next or previous link of a page as given.', [
     { field: 'cursor', message: 'Invalid cursor.' },
   ]);
   if (typeof value !== 'string') throw invalid();

@@ -1,11 +1,14 @@
-// Turns every failure into a problem-details answer: thrown HttpProblems, Fastify's own errors
-// (validation, malformed JSON, unsupported media type, oversized body), unknown paths, wrong methods.
+// Turns every failure into a problem-details answer: thrown DomainErrors (through error-answers.ts),
+// HttpProblems, Fastify's own errors (validation, malformed JSON, unsupported media type, oversized
+// body), unknown paths, wrong methods.
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { isDatabaseBusy } from '../db/busy.ts';
+import { DomainError } from '../util/domain-errors.ts';
+import { databaseBusy, problemOf, type ProblemAnswer } from './error-answers.ts';
 import { HttpProblem, problemBody, type FieldError } from './problem.ts';
 
 export function sendProblem(
@@ -61,7 +64,10 @@ function refuseSimpleRequestTypes(declared: readonly string[]) {
   };
 }
 
+const sendAnswer = (reply: FastifyReply, answer: ProblemAnswer) => sendProblem(reply, answer.status, answer.detail, answer);
+
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (error instanceof DomainError) return sendAnswer(reply, problemOf(error));
   if (error instanceof HttpProblem) {
     return sendProblem(reply, error.status, error.detail, error);
   }
@@ -78,7 +84,7 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   // was refused), so a retry is safe.
   if (isDatabaseBusy(error)) {
     request.log.warn({ err: error }, 'database busy');
-    return sendProblem(reply, 503, 'The database is busy; try again shortly.', { headers: { 'Retry-After': '1' } });
+    return sendAnswer(reply, problemOf(databaseBusy()));
   }
   request.log.error({ err: error }, 'unhandled error');
   return sendProblem(reply, 500, 'Internal server error.');
@@ -125,7 +131,7 @@ export function handleClientError(error: Error & { code?: string }, socket: Dupl
  * Installs the error and not-found handlers. A mirror of the route table (find-my-way, Fastify's
  * own router) tells an unknown path (404) from a known path with the wrong method (405 + Allow),
  * which Fastify alone reports as 404. The mirror is built on the first request that no route
- * matches: building it while the app starts doubled the router's share of the start.
+ * matches, so a start does not build a second router of every route that most processes never use.
  */
 export function installErrorHandling(app: FastifyInstance) {
   const routes: [HTTPMethod, string][] = [];

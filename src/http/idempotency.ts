@@ -17,7 +17,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
-import { badRequest, conflict } from './problem.ts';
+import { ConflictError, ValidationError } from '../util/domain-errors.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -122,7 +122,7 @@ class IdempotencyStore {
     const key = request.headers['idempotency-key'];
     if (key === undefined) return;
     if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key)) {
-      throw badRequest('Idempotency-Key must be 1 to 128 characters: letters, digits, "-" or "_".');
+      throw new ValidationError('Idempotency-Key must be 1 to 128 characters: letters, digits, "-" or "_".');
     }
     // Keys are scoped per user; an unauthenticated request (a route without scopes) has no scope
     // to keep them in, so the header is ignored there (documented in docs/traffic.md).
@@ -173,17 +173,17 @@ class IdempotencyStore {
         continue;
       }
       if (row.fingerprint !== fingerprint) {
-        throw conflict('This Idempotency-Key was already used with a different request body.');
+        throw new ConflictError('This Idempotency-Key was already used with a different request body.');
       }
       if (row.status_code === null) {
-        throw conflict('A request with this Idempotency-Key is still in progress; retry after it has completed.');
+        throw new ConflictError('A request with this Idempotency-Key is still in progress; retry after it has completed.');
       }
       reply.code(row.status_code).header('Idempotency-Replay', 'true');
       if (row.content_type) reply.header('Content-Type', row.content_type);
       if (row.location) reply.header('Location', row.location);
       return reply.send(row.response_body ?? '');
     }
-    throw conflict('A request with this Idempotency-Key is still in progress; retry after it has completed.');
+    throw new ConflictError('A request with this Idempotency-Key is still in progress; retry after it has completed.');
   }
 
   async #takeOver(row: StoredRow, fingerprint: string, now: number): Promise<boolean> {

@@ -1,6 +1,6 @@
 // Route schemas compiled on first use instead of before listening. Fastify compiles every route's
-// validators (Ajv) and response serialisers (fast-json-stringify) while the app starts: about a
-// fifth of the start, for routes most processes never serve. These compiler factories hand Fastify
+// validators (Ajv) and response serialisers (fast-json-stringify) while the app starts: a large
+// share of the start, for routes most processes never serve. These compiler factories hand Fastify
 // a stand-in for each schema that compiles it with Fastify's own default compilers (same options,
 // same shared schemas) on the route's first request, and the compilers' modules are loaded then
 // too. Validation errors, coercion, defaults and serialisation are those of the default compilers

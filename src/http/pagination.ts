@@ -1,7 +1,7 @@
 // Page-number pagination (docs/api.md, "Pagination"): fixed page size 50, `page` from 1,
 // absolute next/previous links built on BASE_URL that keep the other query parameters.
 import type { FastifyRequest } from 'fastify';
-import { notFound } from './problem.ts';
+import { NotFoundError } from '../util/domain-errors.ts';
 
 export const PAGE_SIZE = 50;
 
@@ -22,7 +22,7 @@ export interface PageRequest {
 export function pageRequest(request: FastifyRequest): PageRequest {
   const value = (request.query as Record<string, unknown> | undefined)?.page;
   const text = value === undefined ? '1' : String(value);
-  if (!/^\d{1,9}$/.test(text) || Number(text) < 1) throw notFound('Invalid page.');
+  if (!/^\d{1,9}$/.test(text) || Number(text) < 1) throw new NotFoundError('Invalid page.');
   const page = Number(text);
   return { page, limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE };
 }
@@ -46,7 +46,7 @@ export function pageEnvelope<T>(
   results: T[],
 ): PageEnvelope<T> {
   const lastPage = Math.max(1, Math.ceil(count / PAGE_SIZE));
-  if (paging.page > lastPage) throw notFound('Invalid page.');
+  if (paging.page > lastPage) throw new NotFoundError('Invalid page.');
   return {
     count,
     next: paging.page < lastPage ? pageUrl(baseUrl, request, paging.page + 1) : null,

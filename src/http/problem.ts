@@ -1,12 +1,14 @@
 // RFC 9457 problem details: the one error shape of the API (docs/api.md, "Errors").
 import { STATUS_CODES } from 'node:http';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError, type FieldError } from '../util/domain-errors.ts';
 
-export interface FieldError {
-  field: string;
-  message: string;
-}
+export type { FieldError };
 
-/** Thrown by routes and hooks; the error handler turns it into an application/problem+json answer. */
+/**
+ * An answer only HTTP has words for, thrown by hooks and the transport (a missing credential with its
+ * WWW-Authenticate, a missing scope, CSRF, throttling, an unsupported media type). What a service or
+ * route refuses is a DomainError instead (util/domain-errors.ts); the error handler answers both.
+ */
 export class HttpProblem extends Error {
   readonly status: number;
   readonly detail: string;
@@ -42,7 +44,9 @@ export function problemBody(status: number, detail: string, requestId: string, e
   };
 }
 
-export const notFound = (detail = 'Not found.') => new HttpProblem(404, detail);
-export const badRequest = (detail: string, errors?: FieldError[]) => new HttpProblem(400, detail, { errors });
-export const forbidden = (detail: string) => new HttpProblem(403, detail);
-export const conflict = (detail: string) => new HttpProblem(409, detail);
+// Shorthands for the domain errors, kept while webhooks/routes.ts still calls them; other code
+// constructs the error itself.
+export const notFound = (detail = 'Not found.') => new NotFoundError(detail);
+export const badRequest = (detail: string, errors?: FieldError[]) => new ValidationError(detail, errors);
+export const forbidden = (detail: string) => new ForbiddenError(detail);
+export const conflict = (detail: string) => new ConflictError(detail);

@@ -6,8 +6,8 @@ import type { FastifyRequest } from 'fastify';
 import type { AppContext, TypedApp } from '../app-context.ts';
 import { CursorPageOf, CursorQuery, cursorPage } from '../http/cursor.ts';
 import { requireUser } from '../http/identity.ts';
-import { HttpProblem, notFound } from '../http/problem.ts';
 import { ProblemRef, authErrors } from '../http/schemas.ts';
+import { ForbiddenError, NotFoundError, ValidationError } from '../util/domain-errors.ts';
 import { parseOneAddress } from './addresses.ts';
 import { mailLog } from './log.ts';
 import { releaseSuppression, suppressionView } from './suppressions.ts';
@@ -24,7 +24,7 @@ const Suppression = Type.Object(
 );
 
 function requireStaff(request: FastifyRequest) {
-  if (!request.identity.user?.is_staff) throw new HttpProblem(403, 'Only staff users may manage the suppression list.');
+  if (!request.identity.user?.is_staff) throw new ForbiddenError('Only staff users may manage the suppression list.');
 }
 
 // The body is optional on DELETE, so it is read here rather than by a route schema (which would require one).
@@ -33,7 +33,7 @@ function releaseReason(body: unknown): string | undefined {
   const reason = typeof body === 'object' && !Array.isArray(body) ? (body as { reason?: unknown }).reason : null;
   const extra = typeof body === 'object' && body !== null ? Object.keys(body).filter((key) => key !== 'reason') : [];
   if ((reason !== undefined && typeof reason !== 'string') || extra.length > 0 || (typeof reason === 'string' && reason.length > 1000)) {
-    throw new HttpProblem(400, 'Request is invalid.', { errors: [{ field: 'reason', message: 'Optional; a string of at most 1000 characters, the only field.' }] });
+    throw new ValidationError('Request is invalid.', [{ field: 'reason', message: 'Optional; a string of at most 1000 characters, the only field.' }]);
   }
   return reason?.trim();
 }
@@ -79,11 +79,11 @@ export function registerSuppressionAdminRoutes(app: TypedApp, ctx: AppContext) {
     async (request, reply) => {
       requireStaff(request);
       const email = parseOneAddress(request.params.email);
-      if (!email) throw notFound('The address is not suppressed.');
+      if (!email) throw new NotFoundError('The address is not suppressed.');
       const user = requireUser(request).user;
       const reason = releaseReason(request.body) || 'released through the admin API';
       const by = `user:${user.id} ${user.email}`;
-      if (!(await releaseSuppression(db.kysely, email, by, reason))) throw notFound('The address is not suppressed.');
+      if (!(await releaseSuppression(db.kysely, email, by, reason))) throw new NotFoundError('The address is not suppressed.');
       mailLog(ctx).warn({ email, by, reason }, 'suppression released');
       return reply.code(204).send(null);
     },

@@ -1,6 +1,7 @@
 // `svc suppression list|release`: the operators' view of the suppression list.
 import os from 'node:os';
-import { CommandError, UsageError, optional, printTable, required, type Command } from '../cli/framework.ts';
+import { UsageError, optional, printTable, required, type Command } from '../cli/framework.ts';
+import { NotFoundError } from '../util/domain-errors.ts';
 import { parseOneAddress } from './addresses.ts';
 import { listActiveSuppressions, releaseSuppression, suppressionView } from './suppressions.ts';
 
@@ -37,7 +38,7 @@ const suppressionRelease: Command = {
     // Who released it: --by, else the operating-system account running the command.
     const by = optional(values, 'by')?.trim() || `os:${os.userInfo().username}`;
     const ctx = await open();
-    if (!(await releaseSuppression(ctx.db.kysely, email, by, reason))) throw new CommandError(`${email} is not suppressed`);
+    if (!(await releaseSuppression(ctx.db.kysely, email, by, reason))) throw new NotFoundError(`${email} is not suppressed`);
     io.out(`${email} released`);
   },
 };

@@ -7,7 +7,7 @@ import { CommandError, UsageError, optional, required, type Command } from '../c
 import { ScopeRegistry } from '../http/scopes.ts';
 import { KyselyAdapter } from './adapter.ts';
 import { DEVICE_GRANT } from './constants.ts';
-import { RegistrationError, normaliseClientMetadata } from './registration.ts';
+import { normaliseClientMetadata } from './registration.ts';
 
 const GRANTS: Record<string, string> = { 'device-code': DEVICE_GRANT, 'authorization-code': 'authorization_code' };
 
@@ -35,22 +35,17 @@ const createClient: Command = {
     }
     if (redirectUris.length && !grants.includes('authorization-code')) throw new UsageError('--redirect-uri is for authorization-code clients');
     const scopes = optional(values, 'scopes');
-    let metadata;
-    try {
-      metadata = normaliseClientMetadata(
-        {
-          client_name: name,
-          grant_types: grants.map((g) => GRANTS[g]),
-          token_endpoint_auth_method: confidential ? 'client_secret_basic' : 'none',
-          ...(redirectUris.length ? { redirect_uris: redirectUris } : {}),
-          ...(scopes !== undefined ? { scope: scopes.split(/[\s,]+/).filter(Boolean).join(' ') } : {}),
-        },
-        new ScopeRegistry(config.extraScopes),
-      );
-    } catch (error) {
-      if (error instanceof RegistrationError) throw new UsageError(error.message);
-      throw error;
-    }
+    // A rule the metadata breaks is a RegistrationError, a ValidationError: a bad argument (exit 2).
+    const metadata = normaliseClientMetadata(
+      {
+        client_name: name,
+        grant_types: grants.map((g) => GRANTS[g]),
+        token_endpoint_auth_method: confidential ? 'client_secret_basic' : 'none',
+        ...(redirectUris.length ? { redirect_uris: redirectUris } : {}),
+        ...(scopes !== undefined ? { scope: scopes.split(/[\s,]+/).filter(Boolean).join(' ') } : {}),
+      },
+      new ScopeRegistry(config.extraScopes),
+    );
     const ctx = await open();
     const { provider } = await ctx.oauth.get();
     const clientId = randomBytes(16).toString('base64url');

@@ -4,10 +4,15 @@
 // device-only client to `response_types: ["code"]` and then demand redirect URIs, so the rules
 // below set `response_types` from the grant types.
 import type { ScopeRegistry } from '../http/scopes.ts';
+import { ValidationError } from '../util/domain-errors.ts';
 import { DEVICE_GRANT } from './constants.ts';
 import { defaultClientScopes, splitScope, unknownScopes } from './scope-policy.ts';
 
-export class RegistrationError extends Error {
+/**
+ * Metadata that breaks a rule. A ValidationError like any other (the CLI's bad argument), carrying
+ * the RFC 7591 error code that dynamic registration answers with instead of problem details.
+ */
+export class RegistrationError extends ValidationError {
   readonly error: 'invalid_client_metadata' | 'invalid_redirect_uri';
   constructor(error: 'invalid_client_metadata' | 'invalid_redirect_uri', description: string) {
     super(description);

@@ -1,24 +1,20 @@
 import type { AppContext } from '../app-context.ts';
 import { cliActor } from '../audit/actor.ts';
 import { findUserByEmail } from '../accounts/users.ts';
-import { CommandError, UsageError, optional, required, type Command } from '../cli/framework.ts';
-import { ROLES, SLUG, TeamError, addMember, createTeam, findTeamByIdOrSlug, setTeamActive, type Role } from './teams.ts';
+import { UsageError, optional, required, type Command } from '../cli/framework.ts';
+import { NotFoundError } from '../util/domain-errors.ts';
+import { ROLES, SLUG, addMember, createTeam, findTeamByIdOrSlug, setTeamActive, type Role } from './teams.ts';
 
 async function userIdFor(ctx: AppContext, email: string): Promise<number> {
   const user = await findUserByEmail(ctx.db.kysely, email);
-  if (!user) throw new CommandError(`no user with e-mail ${email}`);
+  if (!user) throw new NotFoundError(`no user with e-mail ${email}`);
   return user.id;
 }
 
 async function teamFor(ctx: AppContext, idOrSlug: string) {
   const team = await findTeamByIdOrSlug(ctx.db.kysely, idOrSlug);
-  if (!team) throw new CommandError(`no team with id or slug "${idOrSlug}"`);
+  if (!team) throw new NotFoundError(`no team with id or slug "${idOrSlug}"`);
   return team;
-}
-
-function asCommandError(error: unknown): never {
-  if (error instanceof TeamError) throw new CommandError(error.message);
-  throw error;
 }
 
 const teamCreate: Command = {
@@ -34,7 +30,7 @@ const teamCreate: Command = {
     if (name.trim().length > 100) throw new UsageError('--name must be at most 100 characters');
     const ctx = await open();
     const ownerId = await userIdFor(ctx, owner);
-    const team = await createTeam(ctx.db.kysely, { name, slug, ownerId }, cliActor('team create')).catch(asCommandError);
+    const team = await createTeam(ctx.db.kysely, { name, slug, ownerId }, cliActor('team create'));
     io.out(team.id);
   },
 };
@@ -53,7 +49,7 @@ const teamAddMember: Command = {
     const team = await teamFor(ctx, teamRef);
     const userId = await userIdFor(ctx, email);
     // A direct add is a join like an accepted invitation: it emits team.member.added.
-    await addMember(ctx.db.kysely, team.id, userId, role, cliActor('team add-member'), ctx).catch(asCommandError);
+    await addMember(ctx.db.kysely, team.id, userId, role, cliActor('team add-member'), ctx);
     io.out(`${email} added to ${team.slug} as ${role}`);
   },
 };

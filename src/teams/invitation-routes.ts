@@ -3,15 +3,14 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext, TypedApp } from '../app-context.ts';
-import { requestActor } from '../audit/actor.ts';
 import { isValidEmail, normaliseEmail } from '../accounts/email.ts';
+import { requestActor } from '../audit/actor.ts';
 import { requireUser } from '../http/identity.ts';
 import { pageEnvelope, pageRequest } from '../http/pagination.ts';
-import { badRequest, forbidden, notFound } from '../http/problem.ts';
 import { PageOf, PageQuery, ProblemRef, authErrors } from '../http/schemas.ts';
+import { ForbiddenError, NotFoundError, ValidationError } from '../util/domain-errors.ts';
 import { containsLink } from '../util/links.ts';
 import { isUuid } from '../util/uuid.ts';
-import { asProblem } from './http.ts';
 import { acceptInvitation, createInvitation, listInvitations, revokeInvitation, type InvitableRole } from './invitations.ts';
 import { refuseInvitationAccess, refuseInvite } from './policy.ts';
 import {
@@ -26,14 +25,14 @@ import {
 import { teamForMember } from './teams.ts';
 
 /** Trims the optional message; refuses links and control characters other than line breaks. */
-function cleanMessage(message: string | undefined): string | null {
+export function cleanMessage(message: string | undefined): string | null {
   const text = message?.replace(/\r\n?/g, '\n').trim();
   if (!text) return null;
   if (/[\u0000-\u0009\u000b-\u001f\u007f]/.test(text)) {
-    throw badRequest('Request is invalid.', [{ field: 'message', message: 'Control characters are not allowed.' }]);
+    throw new ValidationError('Request is invalid.', [{ field: 'message', message: 'Control characters are not allowed.' }]);
   }
   if (containsLink(text)) {
-    throw badRequest('Request is invalid.', [{ field: 'message', message: 'Links are not allowed in the message.' }]);
+    throw new ValidationError('Request is invalid.', [{ field: 'message', message: 'Links are not allowed in the message.' }]);
   }
   return text;
 }
@@ -42,7 +41,7 @@ function cleanMessage(message: string | undefined): string | null {
 async function refuseOwnerRole(request: FastifyRequest) {
   const body = request.body as { role?: unknown } | null;
   if (body && typeof body === 'object' && body.role === 'owner') {
-    throw badRequest('Request is invalid.', [
+    throw new ValidationError('Request is invalid.', [
       { field: 'role', message: 'The owner role cannot be given by invitation; invite an admin or member and make them an owner once they have joined.' },
     ]);
   }
@@ -54,9 +53,9 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
   /** The caller's team if they may manage its invitations: 404 for non-members, 403 for members. */
   async function managedTeam(teamId: string, userId: number) {
     const team = await teamForMember(db.kysely, teamId, userId);
-    if (!team) throw notFound();
+    if (!team) throw new NotFoundError();
     const refusal = refuseInvitationAccess(team.role);
-    if (refusal) throw forbidden(refusal);
+    if (refusal) throw new ForbiddenError(refusal);
     return team;
   }
 
@@ -86,21 +85,21 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
     async (request, reply) => {
       const inviter = requireUser(request).user;
       const team = await teamForMember(db.kysely, request.params.team_id, inviter.id);
-      if (!team) throw notFound();
+      if (!team) throw new NotFoundError();
       // The type provider reads schemas with `typebox`, not `@sinclair/typebox`, so it cannot see the
       // string enum's static type; the schema has already validated the value.
       const role = request.body.role as InvitableRole;
       const refusal = refuseInvite(team.role, role);
-      if (refusal) throw forbidden(refusal);
+      if (refusal) throw new ForbiddenError(refusal);
       const email = normaliseEmail(request.body.email);
-      if (!isValidEmail(email)) throw badRequest('Request is invalid.', [{ field: 'email', message: 'Not a valid e-mail address.' }]);
+      if (!isValidEmail(email)) throw new ValidationError('Request is invalid.', [{ field: 'email', message: 'Not a valid e-mail address.' }]);
       const invitation = await createInvitation(ctx, {
         team,
         inviter,
         email,
         role,
         message: cleanMessage(request.body.message),
-      }, requestActor(request, ctx.clientAddresses)).catch(asProblem);
+      }, requestActor(request, ctx.clientAddresses));
       return reply.code(201).send(invitation);
     },
   );
@@ -144,8 +143,8 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
     },
     async (request, reply) => {
       const team = await managedTeam(request.params.team_id, requireUser(request).user.id);
-      if (!isUuid(request.params.id)) throw notFound('No pending invitation has that id.');
-      await revokeInvitation(db.kysely, team.id, request.params.id.toLowerCase(), requestActor(request, ctx.clientAddresses)).catch(asProblem);
+      if (!isUuid(request.params.id)) throw new NotFoundError('No pending invitation has that id.');
+      await revokeInvitation(db.kysely, team.id, request.params.id.toLowerCase(), requestActor(request, ctx.clientAddresses));
       return reply.code(204).send(null);
     },
   );
@@ -172,7 +171,7 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
     },
     async (request) => {
       const userId = requireUser(request).user.id;
-      const { team } = await acceptInvitation(ctx, request.body.token, userId, requestActor(request, ctx.clientAddresses)).catch(asProblem);
+      const { team } = await acceptInvitation(ctx, request.body.token, userId, requestActor(request, ctx.clientAddresses));
       return teamForMember(db.kysely, team.id, userId);
     },
   );

@@ -7,12 +7,13 @@ import type { AppContext } from '../app-context.ts';
 import type { Actor } from '../audit/actor.ts';
 import { recordAudit } from '../audit/record.ts';
 import type { Database, InvitationsTable } from '../db/schema.ts';
+import { ConflictError, ForbiddenError, GoneError, NotFoundError } from '../util/domain-errors.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
 import { queueMail } from '../mail/outbox.ts';
 import { lockTeam } from './db-errors.ts';
 import { invitationMail } from './invitation-mail.ts';
 import { acceptUrl, hashInvitationToken, isWellFormedInvitationToken, newInvitationToken } from './invitation-token.ts';
-import { TeamError, joinTeam, type Role } from './teams.ts';
+import { joinTeam, type Role } from './teams.ts';
 
 export type InvitableRole = 'admin' | 'member';
 
@@ -55,7 +56,7 @@ const nameOf = (user: NewInvitation['inviter']) =>
   user.display_name || [user.first_name, user.last_name].filter(Boolean).join(' ') || user.email;
 
 /**
- * Creates an invitation and returns it. An address that already belongs to a member → already_member.
+ * Creates an invitation and returns it. An address that already belongs to a member → ConflictError.
  * A pending invitation for the same address is marked `replaced` in the same transaction, so its link
  * stops working; the team's row lock (and the partial unique index behind it) keeps two concurrent
  * invitations from both staying live.
@@ -70,7 +71,7 @@ export async function createInvitation(ctx: AppContext, input: NewInvitation, ac
       .where('m.team_id', '=', input.team.id)
       .where('u.email', '=', input.email)
       .executeTakeFirst();
-    if (member) throw new TeamError('already_member', `${input.email} is already a member of this team.`);
+    if (member) throw new ConflictError(`${input.email} is already a member of this team.`);
     const now = nowIso();
     const replaced = await trx
       .updateTable('invitations')
@@ -133,7 +134,7 @@ export async function listInvitations(db: Kysely<Database>, teamId: string, limi
   return { count: Number(count), rows: rows.map((row) => invitationView(row, now)) };
 }
 
-/** Revokes a pending invitation of the team; anything else (unknown, another team's, closed) → not_found. */
+/** Revokes a pending invitation of the team; anything else (unknown, another team's, closed) → NotFoundError. */
 export async function revokeInvitation(db: Kysely<Database>, teamId: string, invitationId: string, actor: Actor): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const revoked = await trx
@@ -144,7 +145,7 @@ export async function revokeInvitation(db: Kysely<Database>, teamId: string, inv
       .where('status', '=', 'pending')
       .returning(['email', 'role'])
       .executeTakeFirst();
-    if (!revoked) throw new TeamError('not_found', 'No pending invitation has that id.');
+    if (!revoked) throw new NotFoundError('No pending invitation has that id.');
     await recordAudit(trx, actor, { teamId, action: 'team.invitation.revoked', targetId: invitationId, data: { email: revoked.email, role: revoked.role } });
   });
 }
@@ -160,22 +161,22 @@ export interface InvitationPreview {
 const INVALID_LINK = 'This invitation link is not valid.';
 
 /**
- * What a token points at, if it can still be accepted; otherwise a TeamError saying why
- * (not_found: unknown token or inactive team; gone: used, revoked, replaced or expired).
+ * What a token points at, if it can still be accepted; otherwise NotFoundError (unknown token or
+ * inactive team) or GoneError (used, revoked, replaced or expired) saying why.
  */
 export async function openInvitation(db: Kysely<Database> | Transaction<Database>, token: string): Promise<InvitationPreview> {
-  if (!isWellFormedInvitationToken(token)) throw new TeamError('not_found', INVALID_LINK);
+  if (!isWellFormedInvitationToken(token)) throw new NotFoundError(INVALID_LINK);
   const row = await db
     .selectFrom('invitations as i')
     .innerJoin('teams as t', 't.id', 'i.team_id')
     .select(['i.id', 'i.email', 'i.role', 'i.status', 'i.expires_at', 't.id as team_id', 't.name as team_name', 't.slug as team_slug', 't.is_active'])
     .where('i.token_hash', '=', hashInvitationToken(token))
     .executeTakeFirst();
-  if (!row || row.is_active !== 1) throw new TeamError('not_found', INVALID_LINK);
-  if (row.status === 'accepted') throw new TeamError('gone', 'This invitation has already been used.');
-  if (row.status === 'revoked') throw new TeamError('gone', 'This invitation was revoked by the team.');
-  if (row.status === 'replaced') throw new TeamError('gone', 'This invitation was replaced by a newer one; use the link in the latest e-mail.');
-  if (row.expires_at <= nowIso()) throw new TeamError('gone', 'This invitation has expired; ask the team for a new one.');
+  if (!row || row.is_active !== 1) throw new NotFoundError(INVALID_LINK);
+  if (row.status === 'accepted') throw new GoneError('This invitation has already been used.');
+  if (row.status === 'revoked') throw new GoneError('This invitation was revoked by the team.');
+  if (row.status === 'replaced') throw new GoneError('This invitation was replaced by a newer one; use the link in the latest e-mail.');
+  if (row.expires_at <= nowIso()) throw new GoneError('This invitation has expired; ask the team for a new one.');
   return {
     id: row.id,
     email: row.email,
@@ -195,21 +196,19 @@ export async function acceptInvitation(ctx: AppContext, token: string, userId: n
     const invitation = await openInvitation(trx, token);
     const user = await trx.selectFrom('users').select(['id', 'email', 'email_verified_at']).where('id', '=', userId).executeTakeFirstOrThrow();
     if (user.email !== invitation.email) {
-      throw new TeamError('forbidden', 'This invitation was sent to a different e-mail address; sign in with that address to accept it.');
+      throw new ForbiddenError('This invitation was sent to a different e-mail address; sign in with that address to accept it.');
     }
-    if (!user.email_verified_at) throw new TeamError('forbidden', 'Verify your e-mail address before accepting the invitation.');
+    if (!user.email_verified_at) throw new ForbiddenError('Verify your e-mail address before accepting the invitation.');
     const claimed = await trx
       .updateTable('invitations')
       .set({ status: 'accepted', accepted_by: user.id, closed_at: nowIso() })
       .where('id', '=', invitation.id)
       .where('status', '=', 'pending')
       .executeTakeFirst();
-    if (Number(claimed.numUpdatedRows) === 0) throw new TeamError('gone', 'This invitation has already been used.');
+    if (Number(claimed.numUpdatedRows) === 0) throw new GoneError('This invitation has already been used.');
     const data = { email: invitation.email, role: invitation.role, user_id: user.id };
     await recordAudit(trx, actor, { teamId: invitation.team.id, action: 'team.invitation.accepted', targetId: invitation.id, data });
-    if (!(await joinTeam(ctx, trx, invitation.team.id, user, invitation.role, actor))) {
-      throw new TeamError('already_member', 'You are already a member of this team.');
-    }
+    if (!(await joinTeam(ctx, trx, invitation.team.id, user, invitation.role, actor))) throw new ConflictError('You are already a member of this team.');
     return { team: invitation.team, role: invitation.role };
   });
 }

@@ -3,9 +3,8 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext, TypedApp } from '../app-context.ts';
 import { requestActor } from '../audit/actor.ts';
 import { requireUser } from '../http/identity.ts';
-import { notFound } from '../http/problem.ts';
 import { ProblemRef, authErrors } from '../http/schemas.ts';
-import { asProblem } from './http.ts';
+import { NotFoundError } from '../util/domain-errors.ts';
 import { changeRole, removeMember } from './members.ts';
 import { ChangeRoleBody, MemberParams, badRequestResponse, conflictResponse } from './schemas.ts';
 import { teamForMember, type Role } from './teams.ts';
@@ -30,9 +29,9 @@ export function registerMemberRoutes(app: TypedApp, { db, clientAddresses }: App
     async (request) => {
       const actorId = requireUser(request).user.id;
       const team = await teamForMember(db.kysely, request.params.id, actorId);
-      if (!team) throw notFound();
+      if (!team) throw new NotFoundError();
       const by = requestActor(request, clientAddresses);
-      return changeRole(db.kysely, team.id, actorId, request.params.user_id, request.body.role as Role, by).catch(asProblem); // role: validated by the schema enum
+      return changeRole(db.kysely, team.id, actorId, request.params.user_id, request.body.role as Role, by); // role: validated by the schema enum
     },
   );
 
@@ -51,8 +50,8 @@ export function registerMemberRoutes(app: TypedApp, { db, clientAddresses }: App
     async (request, reply) => {
       const actorId = requireUser(request).user.id;
       const team = await teamForMember(db.kysely, request.params.id, actorId);
-      if (!team) throw notFound();
-      await removeMember(db.kysely, team.id, actorId, request.params.user_id, requestActor(request, clientAddresses)).catch(asProblem);
+      if (!team) throw new NotFoundError();
+      await removeMember(db.kysely, team.id, actorId, request.params.user_id, requestActor(request, clientAddresses));
       return reply.code(204).send(null);
     },
   );

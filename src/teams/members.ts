@@ -6,8 +6,9 @@ import type { Actor } from '../audit/actor.ts';
 import { recordAudit } from '../audit/record.ts';
 import type { Database } from '../db/schema.ts';
 import { lockTeam } from './db-errors.ts';
+import { ConflictError, ForbiddenError, NotFoundError } from '../util/domain-errors.ts';
 import { LAST_OWNER, refuseRemoval, refuseRoleChange } from './policy.ts';
-import { TeamError, type Role } from './teams.ts';
+import type { Role } from './teams.ts';
 
 export interface MemberView {
   id: number;
@@ -39,14 +40,14 @@ async function ownerCount(trx: Transaction<Database>, teamId: string): Promise<n
   return Number(row.count);
 }
 
-/** Loads actor and target under the team lock; an unknown target → not_found. */
+/** Loads actor and target under the team lock; an unknown target → NotFoundError. */
 async function actorAndTarget(trx: Transaction<Database>, teamId: string, actorId: number, targetId: number) {
   await lockTeam(trx, teamId);
   const actor = await memberOf(trx, teamId, actorId);
   // The caller was a member when the route checked; a concurrent removal makes the team invisible.
-  if (!actor) throw new TeamError('not_found', 'Not found.');
+  if (!actor) throw new NotFoundError();
   const target = actorId === targetId ? actor : await memberOf(trx, teamId, targetId);
-  if (!target) throw new TeamError('not_found', 'That user is not a member of this team.');
+  if (!target) throw new NotFoundError('That user is not a member of this team.');
   return { actor, target };
 }
 
@@ -54,9 +55,9 @@ export async function changeRole(db: Kysely<Database>, teamId: string, actorId: 
   return db.transaction().execute(async (trx) => {
     const { actor, target } = await actorAndTarget(trx, teamId, actorId, targetId);
     const refusal = refuseRoleChange(actor.role, target.role, role);
-    if (refusal) throw new TeamError('forbidden', refusal);
+    if (refusal) throw new ForbiddenError(refusal);
     if (target.role === role) return target;
-    if (target.role === 'owner' && (await ownerCount(trx, teamId)) <= 1) throw new TeamError('last_owner', LAST_OWNER);
+    if (target.role === 'owner' && (await ownerCount(trx, teamId)) <= 1) throw new ConflictError(LAST_OWNER);
     await trx.updateTable('memberships').set({ role }).where('team_id', '=', teamId).where('user_id', '=', targetId).execute();
     await recordAudit(trx, by, { teamId, action: 'team.member.role_changed', targetId, data: { email: target.email, role: { before: target.role, after: role } } });
     return { ...target, role };
@@ -67,8 +68,8 @@ export async function removeMember(db: Kysely<Database>, teamId: string, actorId
   await db.transaction().execute(async (trx) => {
     const { actor, target } = await actorAndTarget(trx, teamId, actorId, targetId);
     const refusal = refuseRemoval(actor.role, target.role, actorId === targetId);
-    if (refusal) throw new TeamError('forbidden', refusal);
-    if (target.role === 'owner' && (await ownerCount(trx, teamId)) <= 1) throw new TeamError('last_owner', LAST_OWNER);
+    if (refusal) throw new ForbiddenError(refusal);
+    if (target.role === 'owner' && (await ownerCount(trx, teamId)) <= 1) throw new ConflictError(LAST_OWNER);
     await trx.deleteFrom('memberships').where('team_id', '=', teamId).where('user_id', '=', targetId).execute();
     const action = actorId === targetId ? 'team.member.left' : 'team.member.removed';
     await recordAudit(trx, by, { teamId, action, targetId, data: { email: target.email, role: target.role } });

@@ -11,12 +11,12 @@ import type { AppContext } from '../app-context.ts';
 import { requestActor } from '../audit/actor.ts';
 import { passwordProblem } from '../accounts/password-policy.ts';
 import { redirectToLogin } from '../accounts/session-auth.ts';
-import { UserError, createUser, findUserByEmail, MIN_PASSWORD_LENGTH } from '../accounts/users.ts';
+import { createUser, findUserByEmail, MIN_PASSWORD_LENGTH } from '../accounts/users.ts';
+import { statusOf } from '../http/error-answers.ts';
+import { ConflictError } from '../util/domain-errors.ts';
 import { formString } from '../web/forms.ts';
-import { renderError, renderPage, seeOther, usePageErrors, verifyCsrf } from '../web/render.ts';
-import { asProblem } from './http.ts';
+import { renderPage, seeOther, usePageErrors, verifyCsrf } from '../web/render.ts';
 import { acceptInvitation, openInvitation, type InvitationPreview } from './invitations.ts';
-import { TeamError } from './teams.ts';
 
 // Browser pages are not part of the API document.
 const HIDDEN = { schema: { hide: true } };
@@ -25,16 +25,6 @@ const pagePath = (token: string) => `/invitations/${encodeURIComponent(token)}/`
 
 export function registerInvitationPages(app: FastifyInstance, ctx: AppContext) {
   const db = ctx.db.kysely;
-
-  /** The invitation, or the TeamError saying why not (not_found → 404 page, gone → 410 page). */
-  async function openOrError(token: string): Promise<InvitationPreview | TeamError> {
-    try {
-      return await openInvitation(db, token);
-    } catch (error) {
-      if (error instanceof TeamError) return error;
-      throw error;
-    }
-  }
 
   /** The page's data for the viewer's situation (see the file comment). */
   async function show(request: FastifyRequest, invitation: InvitationPreview, token: string, error: string | null = null) {
@@ -62,13 +52,14 @@ export function registerInvitationPages(app: FastifyInstance, ctx: AppContext) {
     };
   }
 
+  // An invitation that cannot be opened or accepted (unknown: 404, used or expired: 410, another
+  // address: 403) is the error page usePageErrors renders from the service's DomainError.
   app.register(async (pages) => {
     usePageErrors(pages);
 
     pages.get('/invitations/:token/', HIDDEN, async (request, reply) => {
       const token = tokenOf(request);
-      const invitation = await openOrError(token);
-      if (invitation instanceof TeamError) return renderError(reply, invitation.code === 'gone' ? 410 : 404, invitation.message);
+      const invitation = await openInvitation(db, token);
       const data = await show(request, invitation, token);
       return renderPage(reply, 'teams/views/invitation', data);
     });
@@ -78,7 +69,7 @@ export function registerInvitationPages(app: FastifyInstance, ctx: AppContext) {
       const token = tokenOf(request);
       const user = request.identity.user;
       if (!user) return redirectToLogin(reply, pagePath(token));
-      const { team, role } = await acceptInvitation(ctx, token, user.id, requestActor(request, ctx.clientAddresses)).catch(asProblem);
+      const { team, role } = await acceptInvitation(ctx, token, user.id, requestActor(request, ctx.clientAddresses));
       return renderPage(reply, 'teams/views/joined', { title: `Welcome to ${team.name}`, team, role });
     });
 
@@ -86,8 +77,7 @@ export function registerInvitationPages(app: FastifyInstance, ctx: AppContext) {
       verifyCsrf(request);
       const token = tokenOf(request);
       if (request.identity.user) return seeOther(reply, pagePath(token));
-      const invitation = await openOrError(token);
-      if (invitation instanceof TeamError) return renderError(reply, invitation.code === 'gone' ? 410 : 404, invitation.message);
+      const invitation = await openInvitation(db, token);
       const password = formString(request, 'password', { trim: false, max: 2000 });
       const problem = passwordProblem(password, invitation.email);
       if (problem) {
@@ -98,10 +88,10 @@ export function registerInvitationPages(app: FastifyInstance, ctx: AppContext) {
       try {
         userId = await createUser(db, { email: invitation.email, password, verified: true });
       } catch (error) {
-        if (!(error instanceof UserError)) throw error;
+        if (!(error instanceof ConflictError)) throw error;
         // Lost a race with another sign-up for the address: log in instead.
         const data = await show(request, invitation, token, 'An account with this address already exists: log in to accept.');
-        return renderPage(reply, 'teams/views/invitation', data, { status: 409 });
+        return renderPage(reply, 'teams/views/invitation', data, { status: statusOf(error) });
       }
       await ctx.sessions.start(request, reply, userId, 'full');
       return seeOther(reply, pagePath(token));

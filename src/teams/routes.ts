@@ -5,9 +5,8 @@ import type { AppContext, TypedApp } from '../app-context.ts';
 import { requestActor } from '../audit/actor.ts';
 import { requireUser } from '../http/identity.ts';
 import { pageEnvelope, pageRequest } from '../http/pagination.ts';
-import { forbidden, notFound } from '../http/problem.ts';
 import { PageOf, PageQuery, ProblemRef, authErrors } from '../http/schemas.ts';
-import { asProblem } from './http.ts';
+import { ForbiddenError, NotFoundError } from '../util/domain-errors.ts';
 import { registerInvitationRoutes } from './invitation-routes.ts';
 import { registerMemberRoutes } from './member-routes.ts';
 import { registerInvitationPages } from './pages.ts';
@@ -74,7 +73,7 @@ function registerTeamReadRoutes(app: TypedApp, { db, config }: AppContext) {
     },
     async (request) => {
       const team = await teamForMember(db.kysely, request.params.id, requireUser(request).user.id);
-      if (!team) throw notFound();
+      if (!team) throw new NotFoundError();
       return team;
     },
   );
@@ -94,7 +93,7 @@ function registerTeamReadRoutes(app: TypedApp, { db, config }: AppContext) {
     },
     async (request) => {
       const team = await teamForMember(db.kysely, request.params.id, requireUser(request).user.id);
-      if (!team) throw notFound();
+      if (!team) throw new NotFoundError();
       const paging = pageRequest(request);
       const { count, rows } = await listMembers(db.kysely, team.id, paging.limit, paging.offset);
       return pageEnvelope(config.baseUrl, request, paging, count, rows);
@@ -122,7 +121,7 @@ function registerTeamWriteRoutes(app: TypedApp, { db, config, clientAddresses }:
     },
     async (request, reply) => {
       const userId = requireUser(request).user.id;
-      const created = await createTeam(db.kysely, { ...request.body, ownerId: userId }, requestActor(request, clientAddresses)).catch(asProblem);
+      const created = await createTeam(db.kysely, { ...request.body, ownerId: userId }, requestActor(request, clientAddresses));
       const team = await teamForMember(db.kysely, created.id, userId);
       return reply.code(201).header('Location', `${config.baseUrl}/api/v1/teams/${created.id}/`).send(team);
     },
@@ -150,10 +149,10 @@ function registerTeamWriteRoutes(app: TypedApp, { db, config, clientAddresses }:
     async (request) => {
       const userId = requireUser(request).user.id;
       const team = await teamForMember(db.kysely, request.params.id, userId);
-      if (!team) throw notFound();
+      if (!team) throw new NotFoundError();
       const refusal = refuseTeamUpdate(team.role);
-      if (refusal) throw forbidden(refusal);
-      await updateTeam(db.kysely, team.id, request.body, requestActor(request, clientAddresses)).catch(asProblem);
+      if (refusal) throw new ForbiddenError(refusal);
+      await updateTeam(db.kysely, team.id, request.body, requestActor(request, clientAddresses));
       return teamForMember(db.kysely, team.id, userId);
     },
   );

@@ -5,20 +5,13 @@ import type { AppContext } from '../app-context.ts';
 import type { Actor } from '../audit/actor.ts';
 import { changedFields, recordAudit } from '../audit/record.ts';
 import type { Database } from '../db/schema.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../util/domain-errors.ts';
 import { nowIso } from '../util/time.ts';
 import { isUuid } from '../util/uuid.ts';
 import { isUniqueViolation } from './db-errors.ts';
 
 export type Role = 'owner' | 'admin' | 'member';
 export const ROLES: readonly Role[] = ['owner', 'admin', 'member'];
-
-export class TeamError extends Error {
-  readonly code: 'slug_taken' | 'invalid' | 'not_found' | 'already_member' | 'forbidden' | 'last_owner' | 'gone';
-  constructor(code: TeamError['code'], message: string) {
-    super(message);
-    this.code = code;
-  }
-}
 
 export const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?$/;
 export const NAME_MAX = 100;
@@ -60,13 +53,11 @@ export interface TeamRow {
   updated_at: string;
 }
 
-/** Creates a team with its first owner in one transaction. An explicit slug that is taken → slug_taken. */
+/** Creates a team with its first owner in one transaction. An explicit slug that is taken → ConflictError. */
 export async function createTeam(db: Kysely<Database>, input: { name: string; slug?: string; ownerId: number }, actor: Actor): Promise<TeamRow> {
   const name = input.name.trim();
-  if (!name || name.length > NAME_MAX) throw new TeamError('invalid', `A team name is 1 to ${NAME_MAX} characters.`);
-  if (input.slug !== undefined && !SLUG.test(input.slug)) {
-    throw new TeamError('invalid', 'A slug is 1 to 50 lowercase letters, digits and inner hyphens.');
-  }
+  if (!name || name.length > NAME_MAX) throw new ValidationError(NAME_RULE);
+  if (input.slug !== undefined && !SLUG.test(input.slug)) throw new ValidationError(SLUG_RULE);
   // The slug check gives the friendly answer; the unique index settles a race between two creators.
   // A derived slug that lost such a race is derived again (the loser gets `acme-2`).
   for (let attempt = 1; ; attempt++) {
@@ -97,18 +88,20 @@ export async function createTeam(db: Kysely<Database>, input: { name: string; sl
   }
 }
 
-const slugTakenError = (slug: string) => new TeamError('slug_taken', `The slug "${slug}" is already taken.`);
+const NAME_RULE = `A team name is 1 to ${NAME_MAX} characters.`;
+const SLUG_RULE = 'A slug is 1 to 50 lowercase letters, digits and inner hyphens.';
+const slugTakenError = (slug: string) => new ConflictError(`The slug "${slug}" is already taken.`);
 
-/** Renames a team and/or changes its slug; a slug taken by another team → slug_taken. */
+/** Renames a team and/or changes its slug; a slug taken by another team → ConflictError. */
 export async function updateTeam(db: Kysely<Database>, teamId: string, input: { name?: string; slug?: string }, actor: Actor): Promise<void> {
   const changes: { name?: string; slug?: string } = {};
   if (input.name !== undefined) {
     const name = input.name.trim();
-    if (!name || name.length > NAME_MAX) throw new TeamError('invalid', `A team name is 1 to ${NAME_MAX} characters.`);
+    if (!name || name.length > NAME_MAX) throw new ValidationError(NAME_RULE);
     changes.name = name;
   }
   if (input.slug !== undefined) {
-    if (!SLUG.test(input.slug)) throw new TeamError('invalid', 'A slug is 1 to 50 lowercase letters, digits and inner hyphens.');
+    if (!SLUG.test(input.slug)) throw new ValidationError(SLUG_RULE);
     changes.slug = input.slug;
   }
   if (Object.keys(changes).length === 0) return;
@@ -179,17 +172,15 @@ export async function joinTeam(
 }
 
 /**
- * Adds a member; a user who is already a member → already_member. With `events` (the CLI's
+ * Adds a member; a user who is already a member → ConflictError. With `events` (the CLI's
  * `svc team add-member`), `team.member.added` is emitted in the same transaction; test fixtures
  * call it without.
  */
 export async function addMember(db: Kysely<Database>, teamId: string, userId: number, role: Role, actor: Actor, events?: EventContext): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const user = await trx.selectFrom('users').select(['id', 'email']).where('id', '=', userId).executeTakeFirst();
-    if (!user) throw new TeamError('not_found', 'No such user.');
-    if (!(await joinTeam(events ?? null, trx, teamId, user, role, actor))) {
-      throw new TeamError('already_member', 'That user is already a member of the team.');
-    }
+    if (!user) throw new NotFoundError('No such user.');
+    if (!(await joinTeam(events ?? null, trx, teamId, user, role, actor))) throw new ConflictError('That user is already a member of the team.');
   });
 }
 

@@ -1,6 +1,7 @@
 import { findUserByEmail } from '../accounts/users.ts';
-import { CommandError, UsageError, optional, printTable, required, type Command } from '../cli/framework.ts';
+import { UsageError, optional, printTable, required, type Command } from '../cli/framework.ts';
 import { ScopeRegistry, parseScopeString } from '../http/scopes.ts';
+import { NotFoundError } from '../util/domain-errors.ts';
 import { rotateJwtKey } from './jwt-keys.ts';
 import { createPat, listPats, revokePat } from './pats.ts';
 
@@ -38,7 +39,7 @@ const tokenCreate: Command = {
     const expiresAt = values['expires-at'] === undefined ? null : parseExpiry(required(values, 'expires-at'));
     const ctx = await open();
     const user = await findUserByEmail(ctx.db.kysely, email);
-    if (!user) throw new CommandError(`no user with e-mail ${email}`);
+    if (!user) throw new NotFoundError(`no user with e-mail ${email}`);
     const { token } = await createPat(ctx.db.kysely, { userId: user.id, name, scopes, expiresAt });
     io.out(token);
   },
@@ -53,7 +54,7 @@ const tokenList: Command = {
     const email = required(values, 'email');
     const ctx = await open();
     const user = await findUserByEmail(ctx.db.kysely, email);
-    if (!user) throw new CommandError(`no user with e-mail ${email}`);
+    if (!user) throw new NotFoundError(`no user with e-mail ${email}`);
     const rows = await listPats(ctx.db.kysely, user.id);
     printTable(io, rows as unknown as Record<string, unknown>[], values.json === true);
   },
@@ -68,7 +69,7 @@ const tokenRevoke: Command = {
     const id = required(values, 'id');
     if (!/^\d{1,15}$/.test(id)) throw new UsageError('--id must be a token id (an integer, see "svc token list")');
     const ctx = await open();
-    if (!(await revokePat(ctx.db.kysely, Number(id)))) throw new CommandError(`no active token with id ${id}`);
+    if (!(await revokePat(ctx.db.kysely, Number(id)))) throw new NotFoundError(`no active token with id ${id}`);
     io.out(`token ${id} revoked`);
   },
 };

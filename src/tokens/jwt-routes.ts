@@ -12,8 +12,9 @@ import { HttpProblem } from '../http/problem.ts';
 import { ProblemRef } from '../http/schemas.ts';
 import { parseScopeString } from '../http/scopes.ts';
 import { throttledDetail } from '../http/throttle.ts';
+import { UnauthenticatedError, ValidationError } from '../util/domain-errors.ts';
 import { publicJwks } from './jwt-keys.ts';
-import { RefreshError, issueTokenPair, refreshTokenPair, revokeRefreshToken } from './jwt.ts';
+import { issueTokenPair, refreshTokenPair, revokeRefreshToken } from './jwt.ts';
 
 export const BAD_CREDENTIALS = 'Invalid e-mail address or password.';
 export const NOT_VERIFIED = 'Email address is not verified.';
@@ -38,8 +39,6 @@ const TokenPairSchema = Type.Object({
   scope: Type.String(),
 });
 const authFailure = { 401: { ...ProblemRef, description: 'Refused (see detail)' }, 429: { ...ProblemRef, description: 'Throttled' } };
-
-const unauthorized = (detail: string) => new HttpProblem(401, detail);
 
 function noStore(reply: FastifyReply) {
   reply.header('Cache-Control', 'no-store');
@@ -75,16 +74,16 @@ export function registerJwtRoutes(app: FastifyInstance, ctx: AppContext) {
       const passwordOk = user ? await verifyPassword(body.password, user.password_hash) : await burnPasswordCheck(body.password);
       if (!user || !passwordOk) {
         await recordFailure(ctx, 'jwt', email, address);
-        throw unauthorized(BAD_CREDENTIALS);
+        throw new UnauthenticatedError(BAD_CREDENTIALS);
       }
       // The password was right: from here on the messages may say what is missing.
-      if (user.is_active !== 1) throw unauthorized('This account is inactive.');
-      if (settings.requireVerifiedEmailForTokens && user.email_verified_at === null) throw unauthorized(NOT_VERIFIED);
+      if (user.is_active !== 1) throw new UnauthenticatedError('This account is inactive.');
+      if (settings.requireVerifiedEmailForTokens && user.email_verified_at === null) throw new UnauthenticatedError(NOT_VERIFIED);
       if (settings.jwtRequireMfa && (await hasTotp(ctx, user.id))) {
-        if (!body.mfa_code) throw unauthorized(MFA_REQUIRED);
+        if (!body.mfa_code) throw new UnauthenticatedError(MFA_REQUIRED);
         if (!(await verifyTotpCode(ctx, user.id, body.mfa_code))) {
           await recordFailure(ctx, 'jwt', email, address);
-          throw unauthorized(MFA_INVALID);
+          throw new UnauthenticatedError(MFA_INVALID);
         }
       }
       const available = ctx.scopes.names().filter((scope) => scope !== 'admin' || user.is_staff === 1);
@@ -93,9 +92,9 @@ export function registerJwtRoutes(app: FastifyInstance, ctx: AppContext) {
         const wanted = parseScopeString(body.scope);
         const refused = wanted.filter((scope) => !available.includes(scope));
         if (wanted.length === 0 || refused.length > 0) {
-          throw new HttpProblem(400, refused.length ? `Unknown or unavailable scope(s): ${refused.join(', ')}.` : 'scope must name at least one scope.', {
-            errors: [{ field: 'scope', message: 'Invalid scope.' }],
-          });
+          throw new ValidationError(refused.length ? `Unknown or unavailable scope(s): ${refused.join(', ')}.` : 'scope must name at least one scope.', [
+            { field: 'scope', message: 'Invalid scope.' },
+          ]);
         }
         scopes = wanted;
       }
@@ -119,14 +118,9 @@ export function registerJwtRoutes(app: FastifyInstance, ctx: AppContext) {
       },
     },
     async (request, reply) => {
-      try {
-        const pair = await refreshTokenPair(ctx, (request.body as { refresh: string }).refresh);
-        noStore(reply);
-        return pair;
-      } catch (error) {
-        if (error instanceof RefreshError) throw unauthorized(error.message);
-        throw error;
-      }
+      const pair = await refreshTokenPair(ctx, (request.body as { refresh: string }).refresh);
+      noStore(reply);
+      return pair;
     },
   );
 

@@ -11,6 +11,7 @@ import type { Database } from '../db/schema.ts';
 import type { BearerResolver } from '../http/auth.ts';
 import { bearerIdentity, type AuthenticatedIdentity } from '../http/identity.ts';
 import { toAuthUser } from '../accounts/users.ts';
+import { UnauthenticatedError } from '../util/domain-errors.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
 import { jose } from './jose.ts';
 import { JWT_ALG, signingKey, verificationKey } from './jwt-keys.ts';
@@ -81,14 +82,12 @@ export async function issueTokenPair(ctx: AppContext, userId: number, scopes: st
   return tokenPair(ctx, access, await storeRefreshToken(ctx.db.kysely, ctx, userId, scope, randomUUID()), scope);
 }
 
-export class RefreshError extends Error {}
-
 /**
  * Spends a refresh token and returns the next pair of its family. A token already spent revokes
- * the family; a revoked, expired, unknown token or an inactive user is refused (RefreshError).
+ * the family; a revoked, expired, unknown token or an inactive user is refused (UnauthenticatedError).
  */
 export async function refreshTokenPair(ctx: AppContext, refresh: string): Promise<TokenPair> {
-  if (!REFRESH_SHAPE.test(refresh)) throw new RefreshError('Invalid refresh token.');
+  if (!REFRESH_SHAPE.test(refresh)) throw new UnauthenticatedError('Invalid refresh token.');
   const db = ctx.db.kysely;
   const row = await db
     .selectFrom('jwt_refresh_tokens as r')
@@ -96,14 +95,14 @@ export async function refreshTokenPair(ctx: AppContext, refresh: string): Promis
     .select(['r.token_hash', 'r.family_id', 'r.user_id', 'r.scope', 'r.expires_at', 'r.used_at', 'r.revoked_at', 'u.is_active'])
     .where('r.token_hash', '=', hashRefresh(refresh))
     .executeTakeFirst();
-  if (!row) throw new RefreshError('Invalid refresh token.');
-  if (row.revoked_at !== null) throw new RefreshError('This refresh token has been revoked.');
+  if (!row) throw new UnauthenticatedError('Invalid refresh token.');
+  if (row.revoked_at !== null) throw new UnauthenticatedError('This refresh token has been revoked.');
   if (row.used_at !== null) {
     await revokeFamily(ctx, row.family_id);
-    throw new RefreshError('This refresh token was already used; every token of its family has been revoked.');
+    throw new UnauthenticatedError('This refresh token was already used; every token of its family has been revoked.');
   }
-  if (Date.parse(row.expires_at) <= Date.now()) throw new RefreshError('This refresh token has expired.');
-  if (row.is_active !== 1) throw new RefreshError('Invalid refresh token.');
+  if (Date.parse(row.expires_at) <= Date.now()) throw new UnauthenticatedError('This refresh token has expired.');
+  if (row.is_active !== 1) throw new UnauthenticatedError('Invalid refresh token.');
   // Signed before anything is written: signing may first have to store a signing key, and a
   // failure there (the database busy) must not leave the presented token spent.
   const access = await signAccess(ctx, row.user_id, row.scope);
@@ -122,7 +121,7 @@ export async function refreshTokenPair(ctx: AppContext, refresh: string): Promis
   });
   if (next === null) {
     await revokeFamily(ctx, row.family_id);
-    throw new RefreshError('This refresh token was already used; every token of its family has been revoked.');
+    throw new UnauthenticatedError('This refresh token was already used; every token of its family has been revoked.');
   }
   return tokenPair(ctx, access, next, row.scope);
 }

@@ -1,5 +1,5 @@
 // Background worker threads (password hashing, SQLite checkpoints) run at a lower CPU priority
-// than the event loop: where the process has one core (containers, the benchmark's pinning), a
+// than the event loop: where the process has one core (a container's limit, a pinned process), a
 // thread at the event loop's own priority takes every other time slice while it runs — its work
 // and its isolate's garbage collections alike — and request latency grows with it. At nice 10 a
 // waking event loop preempts the thread at once, and the thread still gets about a tenth of a

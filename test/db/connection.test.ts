@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { createUser, UserError } from '../../src/accounts/users.ts';
+import { createUser } from '../../src/accounts/users.ts';
+import { ConflictError } from '../../src/util/domain-errors.ts';
 import { openDb } from '../../src/db/connection.ts';
 import { LOCK_POLL_MS } from '../../src/db/sqlite-dialect.ts';
 import { startApp, TEST_PASSWORD, type TestApp } from '../helpers/app.ts';
@@ -81,7 +82,7 @@ describe('foundation table constraints', () => {
 
   it('e-mail is unique regardless of case (lookup and index)', async () => {
     await createUser(t.ctx.db.kysely, { email: 'Mixed.Case@Example.com', password: TEST_PASSWORD });
-    await assert.rejects(createUser(t.ctx.db.kysely, { email: 'mixed.case@example.COM', password: TEST_PASSWORD }), UserError);
+    await assert.rejects(createUser(t.ctx.db.kysely, { email: 'mixed.case@example.COM', password: TEST_PASSWORD }), ConflictError);
     const now = new Date().toISOString();
     // The index itself refuses a duplicate that bypasses createUser (addresses are stored lower-cased).
     await rejects(

@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
 
-// webhook_deliveries_created_idx (created_at) is dropped. Each attempt's result sets its row's
-// created_at to the attempt time, and each index on that column moves the row's entry from where
-// it was queued to the end: one more page written per index on every result batch, and the WAL
-// (then the checkpoint) writes each of them again. That index served only the hourly retention
-// purge, which now walks webhook_deliveries_subscription_idx (subscription_id, created_at, id) one
-// subscription at a time (purgeDeliveryLogs in src/webhooks/queue.ts).
+// Drops webhook_deliveries_created_idx (created_at). Each attempt's result sets its row's created_at
+// to the attempt time, so every index on that column moves the row's entry from where it was queued
+// to the end: one more page written per index on every result batch, and the WAL (then the
+// checkpoint) writes each of them again. The hourly retention purge (purgeDeliveryLogs) needs no
+// index of its own: it walks webhook_deliveries_subscription_idx (subscription_id, created_at, id)
+// one subscription at a time.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropIndex('webhook_deliveries_created_idx').execute();
 }
