@@ -5,7 +5,7 @@
 // else is a fault and goes on to the error handler as it is.
 import { statusOf } from '../http/error-answers.ts';
 import { HttpProblem } from '../http/problem.ts';
-import { DomainError } from '../util/domain-errors.ts';
+import { DomainError, ValidationError } from '../util/domain-errors.ts';
 import { RetryRefused } from '../webhooks/queue.ts';
 import { WebhookError } from '../webhooks/subscriptions.ts';
 
@@ -19,6 +19,7 @@ const WEBHOOK_STATUS: Record<WebhookError['code'], number> = { invalid: 400, con
 
 /** The refusal an error stands for, or null when it is no refusal (a fault). */
 export function refusalOf(error: unknown): Refusal | null {
+  if (error instanceof ValidationError) return { status: statusOf(error), message: error.fieldErrors?.[0]?.message ?? error.message };
   if (error instanceof DomainError) return { status: statusOf(error), message: error.message };
   if (error instanceof WebhookError) return { status: WEBHOOK_STATUS[error.code], message: error.message };
   if (error instanceof RetryRefused) return { status: 409, message: error.message };

@@ -12,6 +12,7 @@ import { verifyWebhookSignature } from '../../src/webhooks/verify.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 import { webhookFixture, type WebhookFixture } from '../webhooks/setup.ts';
 import { NO_CHROMIUM, errorOf, inspect, launch, logIn, noticeOf, person, reportScreenshots, submit } from './browser.ts';
+import { EVENT_TYPES, type EventType } from '../../src/events/index.ts';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -99,7 +100,7 @@ describe('webhook pages in Chromium', { skip: NO_CHROMIUM }, () => {
     const [delivery] = await receiver.waitFor(1);
     const body = JSON.parse(delivery.body);
     assert.equal(body.type, 'team.member.added');
-    assert.deepEqual(body.data, { test: true });
+    assert.deepEqual(body.data, { ...EVENT_TYPES[body.type as EventType].example, test: true });
     assert.ok(verifyWebhookSignature(secret, delivery.headers['x-service-signature'] as string, delivery.body), 'signed with the secret the page showed');
     await logReaches(page, id, 'success', 1);
     const cells = (await logRows(page, 'success').locator('td').allTextContents()).map((text) => text.trim());

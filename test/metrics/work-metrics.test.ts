@@ -45,8 +45,8 @@ describe('webhook delivery metrics', () => {
     assert.equal(start.get('webhook_pending_deliveries'), 0);
     assert.equal(start.get('webhook_oldest_pending_delivery_age_seconds'), 0);
     // No worker runs yet: two deliveries wait, one of them due for 90 s already, one due in an hour.
-    await f.emit('user.profile.updated', { user_id: 1 });
-    await f.emit('user.profile.updated', { user_id: 2 });
+    await f.emit('user.profile.updated', { user_id: 1, changed_fields: ['display_name'], updated_at: new Date().toISOString() });
+    await f.emit('user.profile.updated', { user_id: 2, changed_fields: ['display_name'], updated_at: new Date().toISOString() });
     const [first, second] = await f.deliveries(sub.id);
     const at = (seconds: number) => new Date(Date.now() + seconds * 1000).toISOString();
     await f.t.ctx.db.kysely.updateTable('webhook_deliveries').set({ next_retry_at: at(-90) }).where('id', '=', first.id).execute();
@@ -80,10 +80,10 @@ describe('webhook delivery metrics', () => {
       const seen = receiver.received.length;
       // Queued while no worker runs; `gone` is disabled before its delivery is attempted.
       await worker?.stop();
-      await f.emit('team.member.added', { user_id: 3, role: 'member' });
-      await f.emit('team.member.added', { user_id: 4, role: 'member' });
-      await f.emit('team.invitation.created', { invitation_id: 'inv_1', role: 'admin' });
-      await f.emit('user.profile.updated', { user_id: 5 });
+      await f.emit('team.member.added', { user_id: 3, email: 'm3@example.com', role: 'member' });
+      await f.emit('team.member.added', { user_id: 4, email: 'm4@example.com', role: 'member' });
+      await f.emit('team.invitation.created', { invitation_id: '5f0c6f1e-2b7d-4c8e-9a31-0d4e8b7c6a52', email: 'grace@example.com', role: 'admin', invited_by: 1, expires_at: new Date().toISOString() });
+      await f.emit('user.profile.updated', { user_id: 5, changed_fields: ['display_name'], updated_at: new Date().toISOString() });
       await f.t.ctx.db.kysely.updateTable('webhook_subscriptions').set({ is_active: 0 }).where('id', '=', gone.id).execute();
       worker = await f.startWorker();
       await settled(good.id, 2);

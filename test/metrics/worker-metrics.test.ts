@@ -61,7 +61,7 @@ describe('svc worker: its own metrics endpoint', () => {
     assert.equal(start.types.has('http_request_duration_seconds'), true);
 
     const sub = await f.createSubscription(receiver.url);
-    await f.emit('user.profile.updated', { user_id: 1 });
+    await f.emit('user.profile.updated', { user_id: 1, changed_fields: ['display_name'], updated_at: new Date().toISOString() });
     await receiver.waitFor(1, 30_000);
     await eventually(async () => (await f.deliveries(sub.id)).every((r) => r.status === 'success'), 30_000, 'the delivery written');
     const done = await scrape();
