@@ -33,7 +33,7 @@ export const AUDIT_ACTIONS = define({
   'webhook.subscription.deleted': { description: 'A webhook subscription was deleted', target: 'webhook_subscription', data: '`url`, `events`' },
   'webhook.subscription.disabled': { description: 'The service disabled a webhook subscription after consecutive failed deliveries', target: 'webhook_subscription', data: '`is_active` before/after, `reason`, `consecutive_failures`' },
   'webhook.secret_rotated': { description: "A webhook subscription's signing secret was rotated", target: 'webhook_subscription', data: '`previous_secret_expires_at` (never a secret)' },
-  'webhook.delivery.retried': { description: 'A dead-lettered delivery was queued again', target: 'webhook_delivery', data: '`subscription_id`, `event_id`, `event_type`, `retry_id` (the new log entry)' },
+  'webhook.delivery.retried': { description: "A dead letter was queued again, or a failed delivery's next attempt brought forward", target: 'webhook_delivery', data: '`subscription_id`, `event_id`, `event_type`, `retry_id` (the new or brought-forward log entry)' },
 });
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;
