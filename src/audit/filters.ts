@@ -1,6 +1,6 @@
 // The audit-log API's filters, read from the query string: a value that is not what the filter takes
 // is a 400 naming the parameter (never an empty page that looks like "nothing happened").
-import { badRequest } from '../http/problem.ts';
+import { ValidationError } from '../util/domain-errors.ts';
 import { AUDIT_ACTION_NAMES, isAuditAction } from './actions.ts';
 import type { AuditFilters } from './store.ts';
 
@@ -27,7 +27,7 @@ export function parseInstant(text: string): string | null {
   return Number.isNaN(ms) ? null : new Date(ms).toISOString();
 }
 
-const invalid = (field: string, message: string) => badRequest(`${field}: ${message}`, [{ field, message }]);
+const invalid = (field: string, message: string) => new ValidationError(`${field}: ${message}`, [{ field, message }]);
 
 export function readAuditFilters(query: AuditQuery): AuditFilters {
   const filters: AuditFilters = {};

@@ -5,8 +5,8 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext, TypedApp } from '../app-context.ts';
 import { CursorPageOf, CursorQuery, cursorPage } from '../http/cursor.ts';
 import { requireUser } from '../http/identity.ts';
-import { forbidden, notFound } from '../http/problem.ts';
 import { DateTime, ProblemRef, authErrors } from '../http/schemas.ts';
+import { ForbiddenError, NotFoundError } from '../util/domain-errors.ts';
 import { AUDIT_ACTION_NAMES } from './actions.ts';
 import { readAuditFilters } from './filters.ts';
 import { auditEntriesQuery, auditEntryView } from './store.ts';
@@ -80,8 +80,8 @@ export function registerAuditRoutes(app: TypedApp, ctx: AppContext, teamAccess: 
     },
     async (request) => {
       const team = await teamAccess(db.kysely, request.params.team_id, requireUser(request).user.id);
-      if (!team) throw notFound();
-      if (team.role !== 'owner' && team.role !== 'admin') throw forbidden('Only owners and admins of the team can read its audit log.');
+      if (!team) throw new NotFoundError();
+      if (team.role !== 'owner' && team.role !== 'admin') throw new ForbiddenError('Only owners and admins of the team can read its audit log.');
       const query = auditEntriesQuery(db.kysely, team.id, readAuditFilters(request.query));
       const page = await cursorPage({ request, query, baseUrl: config.baseUrl, secret: config.secretKey!, createdAtColumn: 'occurred_at' });
       return { ...page, results: page.results.map(auditEntryView) };
