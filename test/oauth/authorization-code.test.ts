@@ -238,12 +238,22 @@ describe('OAuth authorization code + PKCE', () => {
     assert.equal(res.body.error, 'invalid_grant');
   });
 
-  it('scope escalation is refused at authorize and at the token endpoint', async () => {
+  it('the registered scope is no ceiling (more is asked for on the consent page); admin, unknown scopes and a wider refresh are refused', async () => {
     const { verifier, challenge } = pkce();
-    const notRegistered = await authorize({ scope: 'read:profile write:teams', code_challenge: challenge, code_challenge_method: 'S256' });
-    assert.equal(notRegistered.searchParams.get('error'), 'invalid_scope');
+    const reserved = await authorize({ scope: 'read:profile admin', code_challenge: challenge, code_challenge_method: 'S256' });
+    assert.equal(reserved.searchParams.get('error'), 'invalid_scope');
     const unknown = await authorize({ scope: 'read:profile launch:missiles', code_challenge: challenge, code_challenge_method: 'S256' });
     assert.equal(unknown.searchParams.get('error'), 'invalid_scope');
+
+    // Registered with read:profile read:teams; write:teams is asked for, consented to, and granted.
+    const beyond = pkce();
+    await page.goto(authorizeUrl({ scope: 'read:profile write:teams', code_challenge: beyond.challenge, code_challenge_method: 'S256' }));
+    await page.waitForSelector('#approve');
+    assert.deepEqual(await page.locator('.scopes li').allTextContents(), [t.ctx.scopes.describe('read:profile'), t.ctx.scopes.describe('write:teams')]);
+    await Promise.all([page.waitForURL((url) => url.href.startsWith(callback.url)), page.click('#approve')]);
+    const granted = await exchange(callback.received.at(-1)!.searchParams.get('code')!, beyond.verifier);
+    assert.equal(granted.status, 200);
+    assert.equal(granted.body.scope, 'read:profile write:teams');
 
     const back = await authorize({ scope: 'read:profile', code_challenge: challenge, code_challenge_method: 'S256' });
     const token = await exchange(back.searchParams.get('code')!, verifier);
