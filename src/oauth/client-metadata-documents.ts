@@ -16,7 +16,7 @@ import { Agent, buildConnector, request } from 'undici';
 import type { WebhookSettings } from '../config.ts';
 import type { ScopeRegistry } from '../http/scopes.ts';
 import { AddressGuard } from '../webhooks/ssrf.ts';
-import { normaliseClientMetadata } from './registration.ts';
+import { RegistrationError, normaliseClientMetadata } from './registration.ts';
 
 /** The library's own limit for a metadata document (fetchResponseBodyLimits). */
 export const MAX_DOCUMENT_BYTES = 5 * 1024;
@@ -55,26 +55,34 @@ export function metadataDocumentFetch(settings: Pick<WebhookSettings, 'allowedCi
       signal: init.signal ?? AbortSignal.timeout(CONNECT_TIMEOUT_MS),
     });
     // A redirect is an answer like any other non-200: the library refuses the client.
+    // A body not read to its end is dropped with its connection (its abort error is expected).
+    const discard = () => response.body.on('error', () => {}).destroy();
     if (response.statusCode !== 200) {
-      response.body.destroy();
+      discard();
       return new Response(null, { status: response.statusCode });
     }
-    const declared = Number(response.headers['content-length'] ?? 0);
-    if (declared > MAX_DOCUMENT_BYTES) {
-      response.body.destroy();
-      throw new MetadataDocumentRefused(`the document is larger than ${MAX_DOCUMENT_BYTES} bytes`);
+    const tooLarge = () => new MetadataDocumentRefused(`the document is larger than ${MAX_DOCUMENT_BYTES} bytes`);
+    if (Number(response.headers['content-length'] ?? 0) > MAX_DOCUMENT_BYTES) {
+      discard();
+      throw tooLarge();
     }
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of response.body as AsyncIterable<Buffer>) {
       size += chunk.length;
       if (size > MAX_DOCUMENT_BYTES) {
-        response.body.destroy();
-        throw new MetadataDocumentRefused(`the document is larger than ${MAX_DOCUMENT_BYTES} bytes`);
+        discard();
+        throw tooLarge();
       }
       chunks.push(chunk);
     }
-    const document = normaliseMetadataDocument(JSON.parse(Buffer.concat(chunks).toString('utf8')), target.href, registry);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      throw new MetadataDocumentRefused('the document is not JSON');
+    }
+    const document = normaliseMetadataDocument(parsed, target.href, registry);
     const headers = new Headers({ 'content-type': 'application/json' });
     for (const name of ['cache-control', 'expires']) {
       const value = response.headers[name];
@@ -97,7 +105,12 @@ export function normaliseMetadataDocument(document: unknown, url: string, regist
   if (method !== 'none') throw new MetadataDocumentRefused('a client known by a metadata document authenticates with "none"');
   const fields: Record<string, unknown> = { token_endpoint_auth_method: 'none' };
   for (const field of DOCUMENT_FIELDS) if (input[field] !== undefined) fields[field] = input[field];
-  return { client_id: url, ...normaliseClientMetadata(fields, registry) };
+  try {
+    return { client_id: url, ...normaliseClientMetadata(fields, registry) };
+  } catch (error) {
+    if (error instanceof RegistrationError) throw new MetadataDocumentRefused(error.message);
+    throw error;
+  }
 }
 
 /** The library's feature settings: any well-formed https client_id may be fetched (the guard decides where it may go). */
