@@ -4,8 +4,9 @@
 //    the summary; input schema: the path, query and header parameters (header names with `_` for
 //    `-`: `idempotency_key`) and the JSON body's fields beside them (or under `body` when a field
 //    name would collide with a parameter's);
-//  - annotations: readOnlyHint for GET; destructiveHint for DELETE and for a body that sets a `role`
-//    (role changes: a demotion cannot be undone by the one demoted); idempotentHint for PUT and DELETE;
+//  - annotations: readOnlyHint for GET; destructiveHint for DELETE and for role changes (a PATCH or
+//    PUT whose body sets a `role`: a demotion cannot be undone by the one demoted); idempotentHint for
+//    PUT and DELETE;
 //  - the scopes of the operation's oauth2 alternatives, any one of which suffices (as on the API).
 // Left out: operations that name no scope (the JWT credential exchanges: for machines, not for a
 // person's assistant), and the webhook operations when SERVICE_WEBHOOKS_ENABLED is off. Endpoints
@@ -113,7 +114,8 @@ function toolFor(method: string, path: string, operation: Operation, scopes: str
     }
   }
 
-  const setsRole = body === 'fields' && 'role' in properties;
+  // A role change: an update (not a creation) whose body sets a `role`.
+  const changesRole = (method === 'PATCH' || method === 'PUT') && body === 'fields' && 'role' in properties;
   const definition: ToolDefinition = {
     name: operation.operationId!,
     title: titleOf(operation.operationId!),
@@ -121,7 +123,7 @@ function toolFor(method: string, path: string, operation: Operation, scopes: str
     inputSchema: { type: 'object', properties, ...(required.length ? { required } : {}), ...(closed ? { additionalProperties: false } : {}) },
     annotations: {
       readOnlyHint: method === 'GET',
-      destructiveHint: method === 'DELETE' || setsRole,
+      destructiveHint: method === 'DELETE' || changesRole,
       idempotentHint: method === 'PUT' || method === 'DELETE',
     },
   };

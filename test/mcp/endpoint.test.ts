@@ -76,6 +76,7 @@ describe('MCP endpoint', () => {
     assert.equal(byName.get('get_me')!.description, 'The authenticated user\'s profile');
     assert.deepEqual(byName.get('get_me')!.annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: false });
     assert.deepEqual(byName.get('create_team')!.annotations, { readOnlyHint: false, destructiveHint: false, idempotentHint: false });
+    assert.equal(byName.get('create_invitation')!.annotations?.destructiveHint, false, 'its `role` is the new member\'s, no change');
     assert.deepEqual(byName.get('remove_member')!.annotations, { readOnlyHint: false, destructiveHint: true, idempotentHint: true });
     assert.equal(byName.get('set_member_role')!.annotations?.destructiveHint, true, 'a role change');
     assert.deepEqual(byName.get('create_team')!.inputSchema.required, ['name']);
