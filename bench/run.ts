@@ -11,6 +11,7 @@ import { NODE, ROOT, commandExists, stopAll, tempDir } from './lib/processes.ts'
 import { markdownTable, notAvailable, type Metric } from './lib/report.ts';
 import { CLIENT_CPU } from './lib/wrk.ts';
 import { httpScenarios } from './scenarios/http.ts';
+import { mcpScenarios } from './scenarios/mcp.ts';
 import { startupScenarios } from './scenarios/startup.ts';
 import { webhookScenarios } from './scenarios/webhooks.ts';
 import { snsScenarios } from './scenarios/sns.ts';
@@ -89,6 +90,7 @@ async function main() {
   const metrics: Metric[] = [];
   const sections: [string, (p: Plan) => Promise<Metric[]>][] = [
     ['http', httpScenarios],
+    ['mcp', mcpScenarios],
     ['webhooks', webhookScenarios],
     ['sns', snsScenarios],
     ['startup', startupScenarios],

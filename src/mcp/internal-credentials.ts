@@ -13,6 +13,12 @@ const PREFIX = 'mcp-call.';
 
 export class InternalCredentials implements BearerResolver {
   readonly #live = new Map<string, AuthenticatedIdentity>();
+  /**
+   * 256 random bits drawn once; each credential is this plus a counter. As unguessable as a fresh
+   * random value per call (the prefix never leaves the process), without a random draw per tool call.
+   */
+  readonly #prefix = `${PREFIX}${randomBytes(32).toString('base64url')}.`;
+  #counter = 0;
 
   matches(token: string): boolean {
     return token.startsWith(PREFIX);
@@ -23,9 +29,9 @@ export class InternalCredentials implements BearerResolver {
     return this.#live.get(token) ?? null;
   }
 
-  /** A credential standing for `identity` until `revoke`; 256 random bits, never sent off the process. */
+  /** A credential standing for `identity` until `revoke`; never sent off the process. */
   issue(identity: AuthenticatedIdentity): string {
-    const token = PREFIX + randomBytes(32).toString('base64url');
+    const token = this.#prefix + (++this.#counter).toString(36);
     this.#live.set(token, { ...identity, precounted: true });
     return token;
   }

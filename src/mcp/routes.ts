@@ -22,6 +22,12 @@ import type { CatalogTool } from './catalog.ts';
 
 export const isMcpPath = (url: string) => url.startsWith(MCP_PATH) && (url.length === MCP_PATH.length || url[MCP_PATH.length] === '/' || url[MCP_PATH.length] === '?');
 
+// The request headers the SDK's transports read: media types, the protocol's own headers, Host and
+// Origin (checked here already, and again by the SDK's optional DNS-rebinding check).
+const SDK_HEADERS = ['host', 'origin', 'content-type', 'accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'mcp-session-id', 'last-event-id'];
+// The body was read and parsed by Fastify; the SDK is given it parsed and never reads the stream.
+async function* noBody(): AsyncGenerator<never> {}
+
 const isJson = (type: string | undefined) => type !== undefined && /^application\/json\s*(;|$)/i.test(type);
 
 export function registerMcp(app: TypedApp, ctx: AppContext) {
@@ -73,13 +79,23 @@ export function registerMcp(app: TypedApp, ctx: AppContext) {
         headers: { 'WWW-Authenticate': challenges.insufficientScope(identity, lacking.scopes[0]) },
       });
     }
-    // The SDK hands `req.auth` to the server factory as its authInfo.
-    const raw = request.raw as typeof request.raw & { auth?: AuthInfo };
-    raw.auth = {
-      token: '',
-      clientId: identity.credentialId,
-      scopes: identity.scopes ? [...identity.scopes] : [],
-      extra: { call: { identity, requestId: request.id, address: ctx.clientAddresses.of(request.raw) } },
+    // What the SDK reads of the request (toNodeHandler takes any request of this shape): the headers
+    // of the transport protocol only (the credential was checked here; copying every header into a
+    // web Request is a noticeable share of a tool call), the parsed body, and `auth`, which it hands
+    // to the server factory as its authInfo.
+    const headers: Record<string, string | string[] | undefined> = {};
+    for (const name of SDK_HEADERS) if (request.headers[name] !== undefined) headers[name] = request.headers[name];
+    const raw = {
+      method: 'POST',
+      url: request.url,
+      headers,
+      [Symbol.asyncIterator]: noBody,
+      auth: {
+        token: '',
+        clientId: identity.credentialId,
+        scopes: identity.scopes ? [...identity.scopes] : [],
+        extra: { call: { identity, requestId: request.id, address: ctx.clientAddresses.of(request.raw) } },
+      } satisfies AuthInfo,
     };
     // The SDK writes the answer on the raw response: the headers set so far (X-Request-ID, the
     // rate-limit fields) go with it. Fastify still writes the request's log line when it is sent.

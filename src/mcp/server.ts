@@ -80,13 +80,10 @@ export async function createMcpService(app: FastifyInstance, ctx: AppContext, cr
     const server = await factory({ era: 'legacy', ...(options?.authInfo ? { authInfo: options.authInfo } : {}), requestInfo: request });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     transport.onerror = onerror;
-    try {
-      await server.connect(transport);
-      return await transport.handleRequest(request, options);
-    } finally {
-      transport.close().catch(onerror);
-      server.close().catch(onerror);
-    }
+    // Not closed afterwards: a JSON answer leaves nothing open (no stream, no request of the server's
+    // own), and closing builds an error object with its stack for the requests it would abandon.
+    await server.connect(transport);
+    return transport.handleRequest(request, options);
   };
   const handler = {
     fetch: async (request: Request, options?: McpHandlerRequestOptions) =>
