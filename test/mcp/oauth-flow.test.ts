@@ -61,6 +61,7 @@ describe('MCP authorization end to end (SDK client, Chromium)', () => {
   let callback: Callback;
   let documents: https.Server;
   let documentsBase: string;
+  let documentFetches = 0;
   let user: { id: number; email: string };
   let pat: string;
 
@@ -92,6 +93,7 @@ describe('MCP authorization end to end (SDK client, Chromium)', () => {
     // The service fetches the metadata document over HTTPS from the test's server, signed by the test CA.
     tls.setDefaultCACertificates([...tls.getCACertificates('default'), pki.caPem]);
     documents = https.createServer({ cert: pki.certPem, key: pki.keyPem }, (req, res) => {
+      documentFetches++;
       const clientId = `${documentsBase}${req.url}`;
       res.writeHead(req.url === '/agent.json' ? 200 : 404, { 'content-type': 'application/json', 'cache-control': 'max-age=60' });
       res.end(JSON.stringify({ client_id: clientId, client_name: 'Metadata Agent', redirect_uris: [callback.url], grant_types: ['authorization_code', 'refresh_token'], token_endpoint_auth_method: 'none' }));
@@ -200,5 +202,6 @@ describe('MCP authorization end to end (SDK client, Chromium)', () => {
     await client.close();
     const clientsAfter = await t.ctx.db.kysely.selectFrom('oauth_models').select('id').where('model', '=', 'Client').execute();
     assert.equal(clientsAfter.length, clientsBefore.length, 'nothing was registered');
+    assert.equal(documentFetches, 1, 'fetched once, then kept as its Cache-Control (max-age=60) allows');
   });
 });
