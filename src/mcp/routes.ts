@@ -67,7 +67,13 @@ export function registerMcp(app: TypedApp, ctx: AppContext) {
     const count = () => throttleRequest(ctx.throttle, ctx.clientAddresses, request, reply, counted);
     const authenticating = ctx.authenticator.authenticateBearer(request, resource);
     if (!authenticating) return count();
-    authenticating.then(count, done);
+    authenticating.then(() => {
+      try {
+        count();
+      } catch (error) {
+        done(error as Error);
+      }
+    }, done);
   });
 
   const serve = async (request: FastifyRequest, reply: FastifyReply) => {
