@@ -11,6 +11,7 @@ import { NODE, ROOT, commandExists, stopAll, tempDir } from './lib/processes.ts'
 import { markdownTable, notAvailable, type Metric } from './lib/report.ts';
 import { CLIENT_CPU } from './lib/wrk.ts';
 import { httpScenarios } from './scenarios/http.ts';
+import { mcpScenarios } from './scenarios/mcp.ts';
 import { startupScenarios } from './scenarios/startup.ts';
 import { webhookScenarios } from './scenarios/webhooks.ts';
 import { snsScenarios } from './scenarios/sns.ts';
@@ -91,6 +92,7 @@ async function main() {
   const sections: [string, (p: Plan) => Promise<Metric[]>][] = [
     ['http', httpScenarios],
     ['metrics', metricsScenarios],
+    ['mcp', mcpScenarios],
     ['webhooks', webhookScenarios],
     ['sns', snsScenarios],
     ['startup', startupScenarios],

@@ -22,6 +22,7 @@ import { Problem } from './http/schemas.ts';
 import { requestLogger } from './util/logger.ts';
 import { registerSuppressionAdminRoutes } from './mail/admin-routes.ts';
 import { registerMailproviderIntake } from './mail/intake.ts';
+import { registerMcp } from './mcp/routes.ts';
 import { registerOAuth } from './oauth/routes.ts';
 import { registerProductRoutes } from './products/routes.ts';
 import { registerTeamRoutes } from './teams/routes.ts';
@@ -134,5 +135,7 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
   await registerDashboard(app, ctx);
   await registerMailproviderIntake(app, ctx);
   registerSuppressionAdminRoutes(app, ctx);
+  // The MCP endpoint (after every API route: its tools are made from their OpenAPI operations).
+  registerMcp(app, ctx);
   return app;
 }

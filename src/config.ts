@@ -44,6 +44,8 @@ export interface Config {
   webhooksEnabled: boolean;
   /** RFC 7591 dynamic client registration at POST /o/register/ (DCR_ENABLED). */
   dcrEnabled: boolean;
+  /** The remote MCP server at /mcp and its protected resource metadata (SERVICE_MCP_ENABLED). */
+  mcpEnabled: boolean;
   oauth: OAuthSettings;
   accounts: AccountSettings;
   webhooks: WebhookSettings;
@@ -204,6 +206,7 @@ export function loadConfig(env: Env = process.env): Config {
     idempotencyTtlHours: readInt(env, 'SERVICE_IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365),
     webhooksEnabled: readBool(env, 'SERVICE_WEBHOOKS_ENABLED', false),
     dcrEnabled: readBool(env, 'DCR_ENABLED', !production),
+    mcpEnabled: readBool(env, 'SERVICE_MCP_ENABLED', true),
     oauth: readOAuthSettings(env),
     accounts: readAccountSettings(env),
     webhooks: readWebhookSettings(env),
