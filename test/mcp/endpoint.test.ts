@@ -10,7 +10,7 @@ import { bearer } from '../helpers/app.ts';
 import { get, postForm, startOAuthApp, type OAuthTestApp } from '../oauth/helpers.ts';
 import { callTool, connect, initialize, mintAccessToken, rawMcp } from './helpers.ts';
 
-const READ_TOOLS = ['get_me', 'get_team', 'list_invitations', 'list_members', 'list_teams'];
+const READ_TOOLS = ['get_me', 'get_team', 'list_audit_entries', 'list_invitations', 'list_members', 'list_teams'];
 
 describe('MCP endpoint', () => {
   let t: OAuthTestApp;
