@@ -1,7 +1,8 @@
 // Records every SQL statement a piece of the service runs, and asks the database how it runs each:
 // SQLite's EXPLAIN QUERY PLAN, PostgreSQL's EXPLAIN. Statements are caught where every one passes
 // (Kysely's query executor, whichever builder, raw template or precompiled text made it, and the pg
-// pool's own query calls), so nothing a measured path runs escapes the list.
+// pool's own query calls), so nothing a path runs escapes the list. Used by the query-plan tests
+// (test/db/query-plans.test.ts) and by the scale benchmark (bench/scale/plans.ts).
 import { CompiledQuery, type Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Db } from '../../src/db/connection.ts';
@@ -62,12 +63,18 @@ export function captureStatements(db: Db) {
 
 const SKIP = /^\s*(begin|commit|rollback|savepoint|release|pragma|set |select set_config\('synchronous_commit'|listen|unlisten|select pg_notify|select 1\s*$)/i;
 
-/** One entry per distinct statement text, EXPLAINed with the parameters of its first run. */
-export async function explainAll(db: Db, statements: readonly Statement[]): Promise<Plan[]> {
+/**
+ * One entry per distinct statement text, EXPLAINed with the parameters of its first run.
+ * `preferIndexes` (PostgreSQL): sequential and bitmap scans and sorts are priced out, so that on a
+ * test's few rows the plan shows whether an index can serve the statement in its order at all (on
+ * a few rows the planner rightly prefers to read the table). SQLite's planner reads no statistics
+ * the service would have gathered: its plans are the same on any number of rows.
+ */
+export async function explainAll(db: Db, statements: readonly Statement[], options: { preferIndexes?: boolean } = {}): Promise<Plan[]> {
   const seen = new Map<string, Plan>();
   for (const statement of statements) {
     if (SKIP.test(statement.sql) || seen.has(statement.sql)) continue;
-    const plan = db.dialect === 'postgres' ? await explainPostgres(db, statement) : await explainSqlite(db.kysely, statement);
+    const plan = db.dialect === 'postgres' ? await explainPostgres(db, statement, options.preferIndexes ?? false) : await explainSqlite(db.kysely, statement);
     seen.set(statement.sql, { sql: squeeze(statement.sql), plan, flags: flagsOf(db.dialect, plan) });
   }
   return [...seen.values()];
@@ -91,10 +98,11 @@ async function explainSqlite(db: Kysely<Database>, statement: Statement): Promis
  * PostgreSQL. The delivery claim arrives as one simple-protocol text of two statements, its
  * settings first: they are applied in a transaction, and the claim explained under them.
  */
-async function explainPostgres(db: Db, statement: Statement): Promise<string[]> {
+async function explainPostgres(db: Db, statement: Statement, preferIndexes: boolean): Promise<string[]> {
   const client = await db.pool!.connect();
   try {
     await client.query('begin');
+    if (preferIndexes) await client.query('set local enable_seqscan = off; set local enable_bitmapscan = off; set local enable_sort = off');
     let text = statement.sql;
     const split = /^\s*(select set_config\([^;]*);([\s\S]*)$/i.exec(text);
     if (split) {
@@ -112,10 +120,17 @@ async function explainPostgres(db: Db, statement: Statement): Promise<string[]> 
 /** Full scans and sorts: read or sort a whole table (or a whole index) instead of seeking. */
 export function flagsOf(dialect: Db['dialect'], plan: readonly string[]): string[] {
   const flags: string[] = [];
+  // SQLite: a scan of a subquery's rows (a co-routine or materialised view of the statement's own
+  // values), of a table-valued function or of a CTE reads what the statement made, not a table.
+  const own = new Set(['json_each', 'CONSTANT']);
+  for (const line of plan) {
+    const made = /^\s*(?:CO-ROUTINE|MATERIALIZE) (\S+)/.exec(line);
+    if (made) own.add(made[1]);
+  }
   for (const line of plan) {
     if (dialect === 'sqlite') {
-      // A scan of a table-valued function or a CTE reads the statement's own values, not a table.
-      if (/^\s*SCAN (?!json_each|r\b|c\b|CONSTANT)/.test(line)) flags.push(line.trim());
+      const scan = /^\s*SCAN (\S+)/.exec(line);
+      if (scan && !own.has(scan[1])) flags.push(line.trim());
       if (/USE TEMP B-TREE/.test(line)) flags.push(line.trim());
     } else {
       if (/Seq Scan on (?!json)/.test(line)) flags.push(line.trim());
