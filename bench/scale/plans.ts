@@ -19,9 +19,7 @@ import { claimDue, purgeDeliveryLogs } from '../../src/webhooks/queue.ts';
 import { writeResults } from '../../src/webhooks/results.ts';
 import { captureStatements, explainAll, type Plan } from '../../test/helpers/query-plans.ts';
 import type { Fixtures } from './fixtures.ts';
-
-export const DEEP_MEMBER_PAGE = 200;
-export const DEEP_CURSOR_PAGE = 1_000;
+import { DEEP_CURSOR_PAGE, DEEP_MEMBER_PAGE } from './pages.ts';
 
 const fixtures = JSON.parse(fs.readFileSync(process.argv[2], 'utf8')) as Fixtures;
 const ctx: AppContext = createContext(loadConfig(process.env));
