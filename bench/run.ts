@@ -16,6 +16,7 @@ import { httpScenarios } from './scenarios/http.ts';
 import { startupScenarios } from './scenarios/startup.ts';
 import { webhookScenarios } from './scenarios/webhooks.ts';
 import { snsScenarios } from './scenarios/sns.ts';
+import { metricsScenarios } from './scenarios/metrics.ts';
 import { parseSizes, scaleScenario, type ScaleResult } from './scenarios/scale.ts';
 
 export interface Plan {
@@ -103,6 +104,7 @@ async function main() {
     ? [['scale', (p) => scaleScenario(p, scaleOptions, extra)]]
     : [
         ['http', httpScenarios],
+        ['metrics', metricsScenarios],
         ['webhooks', webhookScenarios],
         ['sns', snsScenarios],
         ['startup', startupScenarios],

@@ -21,6 +21,8 @@ const external = [
   'ioredis',
   '@fastify/swagger',
   '@fastify/swagger-ui',
+  // Only with SERVICE_METRICS_TOKEN or SERVICE_WORKER_METRICS_PORT (src/metrics/).
+  '@prometheus-io/client',
   // Fastify require()s these inside functions, so esbuild would bundle them, but the service never
   // reaches those calls while it starts: the schema compilers (with Ajv and fast-json-stringify, a
   // third of the bundle's bytes) are loaded from node_modules by src/http/lazy-compilers.ts on a

@@ -14,6 +14,7 @@ import type { ClientAddresses } from './http/client-address.ts';
 import type { ScopeRegistry } from './http/scopes.ts';
 import type { Throttle } from './http/throttle.ts';
 import type { MailState } from './mail/state.ts';
+import type { Metrics } from './metrics/metrics.ts';
 import type { LazyOAuthServer } from './oauth/lazy-server.ts';
 import type { JwtKeyCache } from './tokens/jwt-keys.ts';
 
@@ -41,6 +42,11 @@ export interface AppContext {
   mail: MailState;
   /** The OAuth authorization server, built on first use (oauth/lazy-server.ts). */
   oauth: LazyOAuthServer;
+  /**
+   * Prometheus metrics (metrics/metrics.ts): null unless this process serves them (enableMetrics, from
+   * buildApp with SERVICE_METRICS_TOKEN or `svc worker` with SERVICE_WORKER_METRICS_PORT).
+   */
+  metrics: Metrics | null;
 }
 
 export type TypedApp = FastifyInstance<

@@ -3,7 +3,9 @@ import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } fr
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext, TypedApp } from './app-context.ts';
 import { registerMeRoutes } from './accounts/me-routes.ts';
+import { registerDashboard } from './dashboard/routes.ts';
 import { registerAccountPages } from './accounts/routes.ts';
+import { registerEventCatalogRoutes } from './events/catalog-routes.ts';
 import { installAuthentication } from './http/auth.ts';
 import { ANONYMOUS } from './http/identity.ts';
 import { handleClientError, handleError, handleFrameworkError, installErrorHandling } from './http/errors.ts';
@@ -23,6 +25,7 @@ import { registerOAuth } from './oauth/routes.ts';
 import { registerProductRoutes } from './products/routes.ts';
 import { registerTeamRoutes } from './teams/routes.ts';
 import { registerWebhookRoutes } from './webhooks/routes.ts';
+import { registerWebhooksDocument } from './webhooks/schema-document.ts';
 import { PatResolver } from './tokens/pat-resolver.ts';
 import { registerTokenRoutes } from './tokens/routes.ts';
 import { installWeb, isPagePath } from './web/install.ts';
@@ -58,6 +61,9 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
     schemaController: { compilersFactory: compilers.compilersFactory },
   }).withTypeProvider<TypeBoxTypeProvider>();
   compilers.attach(app);
+  // Prometheus metrics, when SERVICE_METRICS_TOKEN is set: first, so that its onRoute hook sees every
+  // route. The module (and the client library) is loaded only then.
+  if (config.metrics.token !== null) (await import('./metrics/http.ts')).installMetrics(app, ctx);
 
   installErrorHandling(app);
   installRefusedBodyClose(app);
@@ -118,8 +124,11 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
   registerTeamRoutes(app, ctx);
   registerProductRoutes(app, ctx);
   registerWebhookRoutes(app, ctx);
+  registerEventCatalogRoutes(app, ctx);
+  registerWebhooksDocument(app, ctx);
   await registerAccountPages(app, ctx);
   await registerTokenRoutes(app, ctx);
+  await registerDashboard(app, ctx);
   await registerMailproviderIntake(app, ctx);
   registerSuppressionAdminRoutes(app, ctx);
   return app;

@@ -55,6 +55,7 @@ export interface Config {
   mailproviderWebhookEnabled: boolean;
   mailproviderTopicArn: string | null;
   mailproviderTrustAnchorsFile: string | null;
+  metrics: MetricsSettings;
 }
 
 function raw(env: Env, name: string): string | undefined {
@@ -210,6 +211,7 @@ export function loadConfig(env: Env = process.env): Config {
     mailproviderWebhookEnabled: readBool(env, 'SERVICE_MAILPROVIDER_WEBHOOK_ENABLED', false),
     mailproviderTopicArn: readTopicArn(env),
     mailproviderTrustAnchorsFile: readTrustAnchorsFile(env),
+    metrics: readMetricsSettings(env),
   };
 }
 
@@ -265,6 +267,25 @@ function readTrustAnchorsFile(env: Env): string | null {
   const file = path.resolve(value);
   if (!fs.existsSync(file)) throw new ConfigError(`SERVICE_MAILPROVIDER_TRUST_ANCHORS_FILE: no file at ${file}`);
   return file;
+}
+
+/** Prometheus metrics (docs/operations.md, "Monitoring"). */
+export interface MetricsSettings {
+  /** The bearer token GET /metrics asks for; null: no metrics endpoint (404). */
+  token: string | null;
+  /** The port on which `svc worker` serves its own metrics; null: none. */
+  workerPort: number | null;
+}
+
+function readMetricsSettings(env: Env): MetricsSettings {
+  const token = raw(env, 'SERVICE_METRICS_TOKEN') ?? null;
+  // An RFC 6750 bearer token (the characters a header carries unquoted), long enough not to be guessed.
+  if (token !== null && !/^[A-Za-z0-9._~+/-]{16,256}=*$/.test(token)) {
+    throw new ConfigError('SERVICE_METRICS_TOKEN must be 16 to 256 letters, digits or - . _ ~ + / (e.g. openssl rand -hex 32)');
+  }
+  const workerPort = raw(env, 'SERVICE_WORKER_METRICS_PORT') === undefined ? null : readInt(env, 'SERVICE_WORKER_METRICS_PORT', 0, 0, 65535);
+  if (workerPort !== null && token === null) throw new ConfigError('SERVICE_WORKER_METRICS_PORT needs SERVICE_METRICS_TOKEN (the token its /metrics asks for)');
+  return { token, workerPort };
 }
 
 /** Token lifetimes of the OAuth 2.0 server and its first-party CLI client (docs/oauth.md). */

@@ -38,6 +38,8 @@ export function createContext(config: Config): AppContext {
     jwtKeys: new JwtKeyCache(),
     mail: newMailState(),
     // Loaded with the provider's modules on first use; built for this context, whatever it is then.
+    // Made by the HTTP app or `svc worker` when they serve metrics; other commands load none of it.
+    metrics: null,
     oauth: new LazyOAuthServer(resolved.baseUrl, async () => (await import('./oauth/provider.ts')).createOAuthServer(ctx)),
   };
   return ctx;

@@ -70,13 +70,17 @@ const workerCommand: Command = {
   usage: 'svc worker',
   summary: 'Runs only the background worker (webhook deliveries, mail, housekeeping); any number may run.',
   options: {},
-  async run(_values, { open }, io) {
+  async run(_values, { config, open }, io) {
     const stopped = stopSignal();
     const ctx = await open();
     const [{ WORKER_TASKS }, { startWorker }] = await Promise.all([import('./worker/tasks.ts'), import('./worker/worker.ts')]);
+    // Its own metrics endpoint (SERVICE_WORKER_METRICS_PORT), up before the tasks record anything.
+    const metricsServer = config.metrics.workerPort === null ? null : await (await import('./metrics/worker-server.ts')).serveWorkerMetrics(ctx);
     const worker = startWorker(ctx, WORKER_TASKS);
     io.out(`svc worker running (${WORKER_TASKS.map((t) => t.name).join(', ') || 'no tasks'}), database ${ctx.db.dialect}`);
+    if (metricsServer) io.out(`svc worker metrics on ${metricsServer.url}`);
     await stopped;
+    await metricsServer?.close();
     await worker.stop();
   },
 };

@@ -27,7 +27,7 @@ export const TARGETS: Record<string, Target> = {
 };
 
 /** One request through a real socket: the route must answer 200 (wrk only counts ≥ 400 as errors). */
-async function preflight(url: string, token: string): Promise<number> {
+export async function preflight(url: string, token: string): Promise<number> {
   const response = await request(`${url}/api/v1/me/`, { headers: { authorization: `Bearer ${token}` } });
   const body = await response.body.text();
   if (response.statusCode !== 200) throw new Error(`preflight ${url}/api/v1/me/ → ${response.statusCode}: ${body}`);
@@ -79,19 +79,19 @@ function issueTokens(url: string) {
   };
 }
 
-interface Sample {
+export interface Sample {
   round: number;
   results: Record<string, WrkResult>;
 }
 
 /** Values of clean rounds; when none is clean (quick runs on a busy machine), all of them, flagged. */
-function cleanOrAll(samples: Sample[], keys: string[]) {
+export function cleanOrAll(samples: Sample[], keys: string[]) {
   const clean = samples.filter((s) => keys.every((k) => s.results[k]?.clean));
   const usable = samples.filter((s) => keys.every((k) => s.results[k]));
   return { chosen: clean.length ? clean : usable, clean: clean.length, dropped: usable.length - clean.length };
 }
 
-function ratioMetric(
+export function ratioMetric(
   samples: Sample[],
   id: string,
   label: string,
@@ -101,6 +101,7 @@ function ratioMetric(
   value: (r: WrkResult) => number,
   unit: string,
   inverse = false,
+  target: Target | undefined = TARGETS[id],
 ): Metric {
   const { chosen, clean, dropped } = cleanOrAll(samples, [subject, base]);
   const ratios = chosen.map((s) => (inverse ? value(s.results[base]) / value(s.results[subject]) : value(s.results[subject]) / value(s.results[base])));
@@ -116,7 +117,7 @@ function ratioMetric(
     ratioRange: range(ratios),
     rounds: clean,
     dropped,
-    target: TARGETS[id],
+    target,
     details: {
       perRound: chosen.map((s) => ({ round: s.round, ratio: inverse ? value(s.results[base]) / value(s.results[subject]) : value(s.results[subject]) / value(s.results[base]) })),
       [subject]: summarize(chosen.map((s) => s.results[subject])),
@@ -125,7 +126,7 @@ function ratioMetric(
   });
 }
 
-function summarize(results: WrkResult[]) {
+export function summarize(results: WrkResult[]) {
   const m = (f: (r: WrkResult) => number) => median(results.map(f));
   return {
     rps: m((r) => r.rps),

@@ -48,6 +48,8 @@ export async function checkThrottle(ctx: AppContext, action: ThrottleAction, acc
       retryAfter = Math.max(retryAfter, wait, 1);
     }
   }
+  // Every caller refuses a locked attempt (a 429, or the page's notice): counted as a refusal.
+  if (retryAfter > 0) ctx.metrics?.rateLimitRefused('failed_attempts');
   return { locked: retryAfter > 0, retryAfter };
 }
 

@@ -33,7 +33,11 @@ export async function registerOpenApi(app: TypedApp, { config, scopes }: AppCont
           'Multi-tenant REST API. Every path ends with "/". Errors are RFC 9457 problem details. ' +
           'Authenticate with "Authorization: Bearer <token>": an OAuth 2.0 access token (scheme oauth2), or a personal ' +
           'access token or JWT (scheme bearerAuth). An operation lists each scope it accepts as an alternative of its own; ' +
-          'any one of them suffices.',
+          'any one of them suffices.\n\n' +
+          // Literal paths: http/ imports no layer above it; test/events/catalog.test.ts follows these links.
+          `Webhooks: the event catalog is [${config.baseUrl}/api/v1/event-types/](${config.baseUrl}/api/v1/event-types/) ` +
+          `(operation list_event_types), and the deliveries, one per event type, are the OpenAPI 3.1 document ` +
+          `[${config.baseUrl}/api/schema/webhooks/](${config.baseUrl}/api/schema/webhooks/).`,
       },
       servers: [{ url: config.baseUrl }],
       components: {

@@ -83,6 +83,8 @@ export class Throttle {
   #fallbackActive = false;
   #suspendedUntil = 0;
   #closed = false;
+  /** Told of each refusal, by bucket: the metrics' rate_limit_refusals_total (metrics/metrics.ts). */
+  onRefusal: ((kind: ThrottleKind) => void) | null = null;
 
   constructor(config: Config) {
     this.#specs = { anon: config.throttleAnon, user: config.throttleUser, auth: config.throttleAuth };
@@ -176,7 +178,11 @@ export class Throttle {
    */
   consume(kind: ThrottleKind, key: string): RateResult | Promise<RateResult> {
     const bucket = kind === 'user' ? key : addressBucket(key);
-    if (this.#windows !== null) return this.#windows[kind].consume(bucket);
+    if (this.#windows !== null) {
+      const result = this.#windows[kind].consume(bucket);
+      if (!result.allowed) this.onRefusal?.(kind);
+      return result;
+    }
     const spec = this.#specs[kind];
     const policy = this.#policies[kind];
     const limiter =
@@ -190,7 +196,10 @@ export class Throttle {
       },
       (refusal: unknown) => {
         if (this.#fallbackActive) this.#checkRecovered();
-        if (refusal instanceof RateLimiterRes) return toResult(false, spec.limit, policy, refusal);
+        if (refusal instanceof RateLimiterRes) {
+          this.onRefusal?.(kind);
+          return toResult(false, spec.limit, policy, refusal);
+        }
         // Neither Redis nor the fallback could count: answer rather than fail the request.
         this.#log.warn({ err: refusal, bucket: kind }, 'throttle store failed; request let through');
         return { allowed: true, limit: spec.limit, remaining: spec.limit, resetSeconds: spec.windowSeconds, policy };

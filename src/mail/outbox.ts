@@ -128,6 +128,7 @@ async function sendOne(ctx: AppContext, row: OutboxRow, guarded: GuardedRecipien
       error: allSuppressed ? null : 'no valid recipient address',
       suppressed_recipients: suppressed,
     });
+    ctx.metrics?.mail(allSuppressed ? 'suppressed' : 'failed');
     return false;
   }
   const transport = transportFor(ctx);
@@ -152,6 +153,7 @@ async function sendOne(ctx: AppContext, row: OutboxRow, guarded: GuardedRecipien
       transport_message_id: result.messageId,
       sent_at: nowIso(),
     });
+    ctx.metrics?.mail('sent');
     if (transport.kind === 'file') {
       log.info({ mail_id: row.id, to: guarded.to.map((m) => m.address), subject: row.subject, links: linksIn(row.body_text), file: result.file }, 'mail written');
     } else {
@@ -161,6 +163,7 @@ async function sendOne(ctx: AppContext, row: OutboxRow, guarded: GuardedRecipien
   } catch (error) {
     const message = String((error as Error)?.message ?? error).slice(0, MAX_ERROR_LENGTH);
     log.error({ mail_id: row.id, subject: row.subject, err: message }, 'mail failed');
+    ctx.metrics?.mail('failed');
     await finish(ctx, row.id, { status: 'failed', error: message, suppressed_recipients: suppressed });
     return false;
   }

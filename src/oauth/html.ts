@@ -22,7 +22,7 @@ export function stashPage(request: FastifyRequest) {
 
 export function pageHtml(req: IncomingMessage, template: string, data: { title: string; error?: string | null; [key: string]: unknown }): string {
   const state = (req as unknown as Record<symbol, StashedPage | undefined>)[PAGE] ?? { user: null, csrfToken: '' };
-  const common = { csrfToken: state.csrfToken, csrfField: '', user: state.user };
+  const common = { csrfToken: state.csrfToken, csrfField: '', user: state.user, currentPath: '' };
   const body = eta.render(template, { ...data, ...common });
   return eta.render('web/views/layout', {
     ...common,

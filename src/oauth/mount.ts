@@ -63,6 +63,8 @@ export function installOAuthMount(app: TypedApp, ctx: AppContext, server: LazyOA
     const path = url.split('?', 1)[0];
     const route = owned.get(path) ?? (RESUME.test(path) ? ({ methods: ['GET', 'HEAD'], kind: path.startsWith('/o/device/') ? 'device' : 'authorize' } as Owned) : null);
     if (!route) return;
+    // No Fastify route takes these requests: the metrics name them by template (never the resume uid).
+    ctx.metrics?.nameRoute(request, owned.has(path) ? path : `/o/${route.kind}/:uid`);
     if (!route.methods.includes(request.method)) {
       return sendProblem(reply, 405, `Method ${request.method} is not allowed on this path.`, { headers: { Allow: route.methods.join(', ') } });
     }
@@ -135,6 +137,7 @@ export function installOAuthMount(app: TypedApp, ctx: AppContext, server: LazyOA
           return redirectToLogin(reply, url);
         }
         if (request.method === 'POST' && (await userCodeEntryBlocked(db, userId, address))) {
+          ctx.metrics?.rateLimitRefused('failed_attempts');
           reply.header('Retry-After', '900');
           return renderError(reply, 429, 'Too many wrong codes were entered. Try again in 15 minutes.', '/o/device/');
         }

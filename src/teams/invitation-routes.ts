@@ -24,7 +24,7 @@ import {
 import { teamForMember } from './teams.ts';
 
 /** Trims the optional message; refuses links and control characters other than line breaks. */
-function cleanMessage(message: string | undefined): string | null {
+export function cleanMessage(message: string | undefined): string | null {
   const text = message?.replace(/\r\n?/g, '\n').trim();
   if (!text) return null;
   if (/[\u0000-\u0009\u000b-\u001f\u007f]/.test(text)) {

@@ -83,6 +83,8 @@ export function renderPage(reply: FastifyReply, template: string, data: PageData
     csrfToken: token,
     csrfField: `<input type="hidden" name="${CSRF_FIELD}" value="${token}">`,
     user: request.identity.user,
+    // The layout marks the navigation link of the page shown (aria-current).
+    currentPath: request.url.split('?')[0],
   };
   const body = eta.render(template, { ...data, ...common });
   const html = eta.render('web/views/layout', {
@@ -130,18 +132,19 @@ export function seeOther(reply: FastifyReply, location: string) {
 /**
  * Error handler for an encapsulated group of page routes: a DomainError (an invitation gone, a
  * forbidden action) or a 4xx HttpProblem (CSRF failure, bad input) becomes the HTML error page with
- * the status the API would answer; everything else goes to the API's handler.
+ * the status the API would answer, whose link leads to `back`; everything else goes to the API's
+ * handler.
  */
-export function usePageErrors(pages: FastifyInstance) {
+export function usePageErrors(pages: FastifyInstance, back?: string) {
   pages.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof DomainError && request.page) {
       const answer = problemOf(error);
       if (answer.headers) reply.headers(answer.headers);
-      return renderError(reply, answer.status, answer.detail);
+      return renderError(reply, answer.status, answer.detail, back);
     }
     if (error instanceof HttpProblem && error.status < 500 && request.page) {
       if (error.headers) reply.headers(error.headers);
-      return renderError(reply, error.status, error.detail);
+      return renderError(reply, error.status, error.detail, back);
     }
     return handleError(error, request, reply);
   });

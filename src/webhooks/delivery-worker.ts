@@ -293,6 +293,7 @@ class DeliveryLoop {
     this.#started++;
     const work = this.#attempt(row, target, signature).then(
       (result) => {
+        this.#ctx.metrics?.webhookAttempt(result);
         this.#unwritten++;
         const failed = result.attempted && !result.ok;
         const subscriptionId = row.subscription_id;

@@ -9,7 +9,7 @@ import { requireUser } from '../http/identity.ts';
 import { pageEnvelope, pageRequest } from '../http/pagination.ts';
 import { badRequest, conflict, forbidden, notFound } from '../http/problem.ts';
 import { DateTime, PageOf, PageQuery, ProblemRef, authErrors } from '../http/schemas.ts';
-import { EVENT_NAMES, newEnvelope } from '../events/index.ts';
+import { EVENT_NAMES, testEnvelope } from '../events/index.ts';
 import { teamForMember } from '../teams/teams.ts';
 import { isUuid } from '../util/uuid.ts';
 import { warnIfGuardRelaxed } from './log.ts';
@@ -223,7 +223,7 @@ export function registerWebhookRoutes(app: TypedApp, ctx: AppContext) {
     },
     async (request) => {
       const row = await managedSubscription(request, request.params);
-      return subscriptionView(await updateSubscription(db.kysely, guard, row, request.body).catch(asProblem));
+      return subscriptionView(await updateSubscription(db.kysely, guard, row, request.body, config.baseUrl).catch(asProblem));
     },
   );
 
@@ -350,7 +350,7 @@ export function registerWebhookRoutes(app: TypedApp, ctx: AppContext) {
       if (!receives.includes(type as (typeof EVENT_NAMES)[number])) {
         throw badRequest(`This subscription does not receive "${type}".`, [{ field: 'event_type', message: `Not one of: ${receives.join(', ')}` }]);
       }
-      const envelope = newEnvelope(type as (typeof EVENT_NAMES)[number], row.team_id, { test: true });
+      const envelope = testEnvelope(type as (typeof EVENT_NAMES)[number], row.team_id);
       const now = envelope.created_at;
       const values = {
         subscription_id: row.id,

@@ -3,7 +3,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../app-context.ts';
-import { isEventType } from '../events/index.ts';
+import { EVENT_CATALOG_PATH, isEventType } from '../events/index.ts';
 import type { Database, WebhookSubscriptionsTable } from '../db/schema.ts';
 import { decryptSecret, encryptSecret } from '../util/encryption.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
@@ -59,13 +59,13 @@ export function newSecret(): string {
 
 const secretContext = (subscriptionId: string) => `webhook:${subscriptionId}`;
 
-/** A non-empty list of registered names, or ["*"] (a list mixing "*" with names becomes ["*"]). */
-export function normaliseEvents(events: readonly string[]): string[] {
+/** A non-empty list of registered names, or ["*"] (a list mixing "*" with names becomes ["*"]); a refusal names the catalog. */
+export function normaliseEvents(events: readonly string[], baseUrl: string): string[] {
   if (events.length === 0) throw new WebhookError('invalid', 'events must name at least one event type, or be ["*"].', 'events');
   if (events.includes('*')) return ['*'];
   const unknown = [...new Set(events.filter((name) => !isEventType(name)))];
   if (unknown.length > 0) {
-    throw new WebhookError('invalid', `Unknown event type${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}.`, 'events');
+    throw new WebhookError('invalid', `Unknown event type${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}. The event types are listed at ${baseUrl}${EVENT_CATALOG_PATH}.`, 'events');
   }
   return [...new Set(events)];
 }
@@ -101,7 +101,7 @@ export async function createSubscription(
   teamId: string,
   input: { url: string; events: string[] },
 ): Promise<{ row: SubscriptionRow; secret: string }> {
-  const events = normaliseEvents(input.events);
+  const events = normaliseEvents(input.events, ctx.config.baseUrl);
   const url = await checkedUrl(guard, input.url);
   const secretKey = ctx.config.secretKey!;
   return ctx.db.kysely.transaction().execute(async (trx) => {
@@ -142,9 +142,10 @@ export async function updateSubscription(
   guard: AddressGuard,
   row: SubscriptionRow,
   patch: { url?: string; events?: string[]; is_active?: boolean },
+  baseUrl: string,
 ): Promise<SubscriptionRow> {
   const changes: Partial<SubscriptionRow> = {};
-  if (patch.events !== undefined) changes.events = JSON.stringify(normaliseEvents(patch.events));
+  if (patch.events !== undefined) changes.events = JSON.stringify(normaliseEvents(patch.events, baseUrl));
   if (patch.url !== undefined) changes.url = await checkedUrl(guard, patch.url);
   if (patch.is_active !== undefined) {
     changes.is_active = patch.is_active ? 1 : 0;

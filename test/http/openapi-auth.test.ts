@@ -53,11 +53,17 @@ describe('the OpenAPI document on authentication', () => {
 
   it('gives every accepted scope its own requirement object, and no bearer requirement names a scope', () => {
     const problems: string[] = [];
+    const open: string[] = [];
     for (const { path, method, operation } of operationsOf(doc)) {
       const where = `${method.toUpperCase()} ${path}`;
       const security = operation.security;
       if (!security) {
         if (path.startsWith('/api/v1/')) problems.push(`${where}: no security`);
+        continue;
+      }
+      // `security: []` declares an operation that needs no credential.
+      if (security.length === 0) {
+        open.push(where);
         continue;
       }
       for (const requirement of security) {
@@ -73,6 +79,15 @@ describe('the OpenAPI document on authentication', () => {
       if (security.filter((requirement) => requirement.bearerAuth).length !== 1) problems.push(`${where}: not one bearerAuth alternative`);
     }
     assert.deepEqual(problems, [], problems.join('\n'));
+    assert.deepEqual(open, ['GET /api/v1/event-types/'], 'the only operations declared open');
+  });
+
+  it('the operations declared open answer without a credential', async () => {
+    for (const { path, method, operation } of operationsOf(doc)) {
+      if (operation.security?.length !== 0) continue;
+      const res = await t.inject({ method: method.toUpperCase() as 'GET', url: path });
+      assert.equal(res.statusCode, 200, `${method.toUpperCase()} ${path}: ${res.body}`);
+    }
   });
 
   it('lists exactly the scopes the service accepts: a token with any one passes the scope check, one without them is 403', async () => {

@@ -20,6 +20,7 @@ const EXPECTED: Record<string, string> = {
   'DELETE /api/v1/teams/{team_id}/invitations/{id}/': 'revoke_invitation',
   'POST /api/v1/invitations/accept/': 'accept_invitation',
   'GET /api/v1/products/': 'list_products',
+  'GET /api/v1/event-types/': 'list_event_types',
   'POST /api/v1/teams/{team_id}/webhooks/': 'create_webhook',
   'GET /api/v1/teams/{team_id}/webhooks/': 'list_webhooks',
   'GET /api/v1/teams/{team_id}/webhooks/{id}/': 'get_webhook',

@@ -47,7 +47,7 @@ describe('personal access token page', () => {
     assert.equal(revoked.statusCode, 303);
     assert.equal((await t.inject({ url: '/api/v1/me/', headers: bearer(raw!) })).statusCode, 401);
     const listed = await c.get('/accounts/tokens/');
-    assert.match(listed.body, /<td>revoked<\/td>/);
+    assert.match(listed.body, /<td data-label="Status">revoked<\/td>/);
   });
 
   it('cannot revoke another user\'s token (404) and the token keeps working', async () => {

@@ -87,7 +87,7 @@ describe('browser journey: sign-up to a revoked token', { skip: !fs.existsSync(C
     await screenshot('profile');
 
     // Enrol TOTP with the secret shown as text.
-    await page.click('nav >> text=Two-factor');
+    await page.click('nav >> text=Security');
     await page.click('button:has-text("Set up an authenticator app")');
     const secret = (await page.textContent('#totp-secret'))!.replace(/\s+/g, '');
     assert.match(secret, /^[A-Z2-7]{32}$/);

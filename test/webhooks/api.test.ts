@@ -65,6 +65,27 @@ describe('webhook subscriptions API', () => {
     assert.equal(Number(count.n), 0, 'nothing was written');
   });
 
+  it('refuses unknown event types on create and update with the address of the catalog, which lists the known ones', async () => {
+    const catalog = 'http://testserver/api/v1/event-types/';
+    const teamId = (await t.team(f.owner.id)).id;
+    const created = await t.inject({ method: 'POST', url: path(teamId), headers: bearer(f.token), payload: { url: HOOK, events: ['team.member.added', 'nope.thing'] } });
+    assert.equal(created.statusCode, 400);
+    const detail = `Unknown event type: nope.thing. The event types are listed at ${catalog}.`;
+    assert.equal(created.json().detail, detail);
+    assert.deepEqual(created.json().errors, [{ field: 'events', message: detail }]);
+    const sub = await f.createSubscription(HOOK, ['team.member.added'], teamId);
+    const patched = await t.inject({ method: 'PATCH', url: path(teamId, `${sub.id}/`), headers: bearer(f.token), payload: { events: ['nope.thing', 'bad'] } });
+    assert.equal(patched.statusCode, 400);
+    assert.equal(patched.json().detail, `Unknown event types: nope.thing, bad. The event types are listed at ${catalog}.`);
+    const read = await t.inject({ url: path(teamId, `${sub.id}/`), headers: bearer(f.token) });
+    assert.deepEqual(read.json().events, ['team.member.added'], 'unchanged');
+    // The address answers, without a credential, with the types a subscription may name.
+    const listed = await t.inject({ url: new URL(catalog).pathname });
+    assert.equal(listed.statusCode, 200);
+    const names = listed.json().results.map((entry: { name: string }) => entry.name);
+    assert.ok(names.includes('team.member.added') && !names.includes('nope.thing'), names.join(', '));
+  });
+
   it('caps a team at 10 subscriptions (409 beyond)', async () => {
     const teamId = (await t.team(f.owner.id)).id;
     for (let i = 0; i < 10; i++) await f.createSubscription(`${HOOK}${i}`, ['*'], teamId);

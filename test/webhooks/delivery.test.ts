@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { bearer } from '../helpers/app.ts';
+import { EVENT_TYPES } from '../../src/events/index.ts';
 import { runCli } from '../../src/main.ts';
 import { setTeamActive } from '../../src/teams/teams.ts';
 import { webhookDeliveryTask, webhookLogPurgeTask } from '../../src/webhooks/delivery-worker.ts';
@@ -47,8 +48,8 @@ describe('webhook delivery', () => {
     const sub = await f.createSubscription(r.url, ['*'], teamId);
     const events = [
       ['team.member.added', memberAdded],
-      ['team.invitation.created', { invitation_id: 'inv_1', email: 'x@example.com', role: 'admin' }],
-      ['user.profile.updated', { user_id: 7, updated_at: '2026-01-01T00:00:00.000Z' }],
+      ['team.invitation.created', { ...EVENT_TYPES['team.invitation.created'].example, email: 'x@example.com', role: 'admin' }],
+      ['user.profile.updated', { user_id: 7, changed_fields: ['first_name'], updated_at: '2026-01-01T00:00:00.000Z' }],
     ] as const;
     const ids: (string | null)[] = [];
     for (const [type, data] of events) ids.push(await f.emit(type, { ...data }, teamId));
@@ -113,8 +114,8 @@ describe('webhook delivery', () => {
     const other = await team();
     const sub = await f.createSubscription(r.url, ['team.invitation.created'], teamId);
     await f.emit('team.member.added', memberAdded, teamId);
-    await f.emit('team.invitation.created', { invitation_id: 'a' }, other);
-    const wanted = await f.emit('team.invitation.created', { invitation_id: 'b' }, teamId);
+    await f.emit('team.invitation.created', EVENT_TYPES['team.invitation.created'].example, other);
+    const wanted = await f.emit('team.invitation.created', EVENT_TYPES['team.invitation.created'].example, teamId);
     await r.waitFor(1);
     await settled(sub.id, 1);
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -300,10 +301,11 @@ describe('webhook delivery', () => {
     const entry = res.json();
     assert.equal(entry.status, 'pending');
     assert.equal(entry.event_type, 'team.invitation.created');
-    assert.deepEqual(entry.payload.data, { test: true });
+    const testData = { ...EVENT_TYPES['team.invitation.created'].example, test: true };
+    assert.deepEqual(entry.payload.data, testData);
     const [got] = await r.waitFor(1);
     assert.equal(JSON.parse(got.body).id, entry.event_id);
-    assert.deepEqual(JSON.parse(got.body).data, { test: true });
+    assert.deepEqual(JSON.parse(got.body).data, testData);
     assert.equal(verifyWebhookSignature(sub.secret, String(got.headers['x-service-signature']), got.body), true);
     await settled(sub.id, 1);
     assert.equal(r2.received.length, 0);

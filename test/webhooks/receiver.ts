@@ -1,7 +1,10 @@
 // A real HTTPS webhook receiver on 127.0.0.1 (or 127.0.0.2), with a configurable answer per request.
+// Every request it receives must be an event valid against its type's published schema (the event
+// catalog): one that is not fails the test waiting for it, and the test file when it closes the receiver.
 import https from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { EventValidator } from '../helpers/event-schemas.ts';
 import { testPki } from './tls.ts';
 
 export interface Received {
@@ -31,6 +34,8 @@ export interface Receiver {
   url: string;
   port: number;
   received: Received[];
+  /** Why each request that was not a valid event of a published type is not one. */
+  invalid: string[];
   /** Decides the answer to each request (default 200 "ok"). */
   answer: (request: Received, index: number) => Answer;
   waitFor(count: number, timeoutMs?: number): Promise<Received[]>;
@@ -40,6 +45,8 @@ export interface Receiver {
 export async function startReceiver(host = '127.0.0.1', path = '/hook'): Promise<Receiver> {
   const { certPem, keyPem } = await testPki();
   const received: Received[] = [];
+  const invalid: string[] = [];
+  const events = new EventValidator();
   const waiters: { count: number; resolve: () => void }[] = [];
   const timers = new Set<NodeJS.Timeout>();
   const server = https.createServer({ cert: certPem, key: keyPem }, (req, res) => {
@@ -51,8 +58,10 @@ export async function startReceiver(host = '127.0.0.1', path = '/hook'): Promise
       res.on('close', () => {
         if (!res.writableFinished) entry.hungUpAt = Date.now();
       });
+      const problem = events.problem(entry.body);
+      if (problem) invalid.push(problem);
       const index = received.push(entry) - 1;
-      for (const waiter of waiters.filter((w) => received.length >= w.count)) waiter.resolve();
+      for (const waiter of waiters.filter((w) => problem || received.length >= w.count)) waiter.resolve();
       const answer = receiver.answer(entry, index);
       const send = () => {
         if (entry.hungUpAt !== undefined) return;
@@ -76,8 +85,10 @@ export async function startReceiver(host = '127.0.0.1', path = '/hook'): Promise
     url: `https://${host}:${port}${path}`,
     port,
     received,
+    invalid,
     answer: () => ({}),
     waitFor(count, timeoutMs = 20_000) {
+      if (invalid.length > 0) return Promise.reject(invalidEvents(invalid));
       if (received.length >= count) return Promise.resolve(received);
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`receiver got ${received.length} of ${count} requests in ${timeoutMs} ms`)), timeoutMs);
@@ -85,17 +96,20 @@ export async function startReceiver(host = '127.0.0.1', path = '/hook'): Promise
           count,
           resolve: () => {
             clearTimeout(timer);
-            resolve(received);
+            if (invalid.length > 0) reject(invalidEvents(invalid));
+            else resolve(received);
           },
         });
       });
     },
     close: () =>
-      new Promise<void>((resolve) => {
+      new Promise<void>((resolve, reject) => {
         for (const timer of timers) clearTimeout(timer);
         server.closeAllConnections();
-        server.close(() => resolve());
+        server.close(() => (invalid.length > 0 ? reject(invalidEvents(invalid)) : resolve()));
       }),
   };
   return receiver;
 }
+
+const invalidEvents = (problems: string[]) => new Error(`the receiver got ${problems.length} request(s) that are not a valid event of the published catalog:\n${problems.join('\n')}`);

@@ -271,6 +271,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/event-types/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every event type webhooks deliver: its description, the JSON Schema of its data and an example event
+         * @description No credential needed. The same catalog as an OpenAPI 3.1 document of webhooks: /api/schema/webhooks/.
+         */
+        get: operations["list_event_types"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/token/": {
         parameters: {
             query?: never;
@@ -489,6 +509,34 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             status: "pending" | "success" | "failed" | "dead_letter";
+        };
+        EventType: {
+            /** @description The event type, as in subscriptions' `events` and the envelope's `type` */
+            name: string;
+            description: string;
+            /** @description The part of the product that emits it */
+            group: string;
+            /** @description The JSON Schema (2020-12) of the event's `data` */
+            schema: {
+                [key: string]: unknown;
+            };
+            /** @description A whole event of this type, as a webhook receiver gets it */
+            example: {
+                id: string;
+                type: string;
+                /** @description Always "v1" */
+                api_version: string;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: uuid */
+                team_id: string;
+                /** @description Valid against `schema` */
+                data: {
+                    [key: string]: unknown;
+                };
+            };
+            /** @description Still sent, but going away: stop relying on it */
+            deprecated: boolean;
         };
         Suppression: {
             email: string;
@@ -2167,6 +2215,55 @@ export interface operations {
             };
             /** @description Inactive subscription */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Throttled */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_event_types: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: string | string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Total number of items over all pages */
+                        count: number;
+                        /** Format: uri */
+                        next: string | null;
+                        /** Format: uri */
+                        previous: string | null;
+                        results: components["schemas"]["EventType"][];
+                    };
+                };
+            };
+            /** @description Invalid page */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,35 @@
+// What the dashboard lists about a user's teams: each active team with the user's role and its
+// member count, in one query (the count is a correlated subquery on the memberships' team index).
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.ts';
+import type { Role } from './teams.ts';
+
+export interface TeamOverview {
+  id: string;
+  name: string;
+  slug: string;
+  role: Role;
+  member_count: number;
+}
+
+/** The user's active teams by name, at most `limit` of them. */
+export async function teamsOverview(db: Kysely<Database>, userId: number, limit = 200): Promise<TeamOverview[]> {
+  const rows = await db
+    .selectFrom('teams as t')
+    .innerJoin('memberships as m', 'm.team_id', 't.id')
+    .select(['t.id', 't.name', 't.slug', 'm.role'])
+    .select((eb) =>
+      eb
+        .selectFrom('memberships as all_members')
+        .select((inner) => inner.fn.countAll<number>().as('n'))
+        .whereRef('all_members.team_id', '=', 't.id')
+        .as('member_count'),
+    )
+    .where('m.user_id', '=', userId)
+    .where('t.is_active', '=', 1)
+    .orderBy('t.name')
+    .orderBy('t.id')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({ ...row, member_count: Number(row.member_count ?? 0) }));
+}
