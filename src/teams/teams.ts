@@ -205,6 +205,18 @@ export async function listTeamsOfUser(db: Db, userId: number, limit: number, off
 }
 
 /**
+ * A team's members for cursor pagination (http/cursor.ts orders and limits it: newest joiner first,
+ * along memberships_team_joined_idx backwards, so every page costs the same).
+ */
+export function membersQuery(db: Db, teamId: string) {
+  return db
+    .selectFrom('memberships as m')
+    .innerJoin('users as u', 'u.id', 'm.user_id')
+    .select(['u.id', 'u.email', 'u.first_name', 'u.last_name', 'u.display_name', 'm.role', 'm.joined_at'])
+    .where('m.team_id', '=', teamId);
+}
+
+/**
  * One page of a team's members, in joining order. The page comes from memberships_team_joined_idx
  * alone (it holds every column the page needs: the offset skips index entries, no row is read for
  * them), and only the page's users are then read: a page costs its own rows plus the entries it

@@ -62,6 +62,11 @@ describe('query plans of reads and purges that must not grow with the tables', (
     assertAlong(find(plans, /order by "joined_at", "user_id" limit/), 'memberships_team_joined_idx');
     const count = find(plans, /count\(\*\).*"memberships"/);
     assert.doesNotMatch(count.sql, /users/, 'the count reads memberships alone');
+    // By cursor, a page past the first seeks its position in the same index, read backwards.
+    const first = await t.inject({ method: 'GET', url: `/api/v1/teams/${team.id}/members/?page_size=1`, headers: bearer(token) });
+    const next = new URL(first.json().next);
+    const cursor = await plansOf(() => t.inject({ method: 'GET', url: next.pathname + next.search, headers: bearer(token) }));
+    assertAlong(find(cursor.plans, /\("m"\."joined_at", "m"\."user_id"\) < /), 'memberships_team_joined_idx');
   });
 
   it('the delivery log and events purge deletes along time indexes, in statements that do not grow with teams and subscriptions', async () => {
