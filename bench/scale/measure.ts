@@ -84,9 +84,11 @@ export async function measureSize(c: SizeContext): Promise<{ values: Values; det
       const run = (seconds: number, delayMs = 0) => wrk({ url: server.url + target, seconds, serverPids: pids, delayMs, ...auth });
       await run(c.warmupSeconds);
       const result = await run(c.seconds);
-      values[`${id}_rps`] = result.rps;
-      values[`${id}_p99`] = result.p99Ms;
-      values[`${id}_cpu`] = result.cpuUsPerRequest;
+      // A window in which no request completed (the server starved by other load) measures nothing.
+      const answered = result.requests > 0;
+      values[`${id}_rps`] = answered ? result.rps : null;
+      values[`${id}_p99`] = answered ? result.p99Ms : null;
+      values[`${id}_cpu`] = answered ? result.cpuUsPerRequest : null;
       details[id] = summary(result);
       c.plan.log(`${c.size}: ${id} ${Math.round(result.rps)}/s p99 ${result.p99Ms.toFixed(2)} ms, ${result.cpuUsPerRequest.toFixed(0)} µs CPU/request`);
     }
@@ -97,10 +99,11 @@ export async function measureSize(c: SizeContext): Promise<{ values: Values; det
     const idle = await paced(c.seconds);
     const purging = child('bench/scale/inproc.ts', [JSON.stringify({ mode: 'purge', delayMs: 300 })], c.env);
     const during = await paced(c.seconds);
-    const [purge] = (await purging) as { rows: number; seconds: number; perSecond: number }[];
-    values.me_paced_p99_idle = idle.p99Ms;
-    values.me_paced_p99_purge = during.p99Ms;
+    const [purge] = (await purging) as { rows: number; seconds: number; perSecond: number; cpuUsPerRow: number }[];
+    values.me_paced_p99_idle = idle.requests > 0 ? idle.p99Ms : null;
+    values.me_paced_p99_purge = during.requests > 0 ? during.p99Ms : null;
     values.purge_rate = purge.perSecond;
+    if (c.env.DATABASE_URL?.startsWith('sqlite:')) values.purge_cpu = purge.cpuUsPerRow;
     details.purge = { ...purge, windowSeconds: c.seconds, idle: summary(idle), during: summary(during) };
     c.plan.log(`${c.size}: purge ${purge.rows} rows in ${purge.seconds.toFixed(2)} s; /me paced p99 ${idle.p99Ms.toFixed(2)} ms idle, ${during.p99Ms.toFixed(2)} ms during`);
   } finally {

@@ -24,7 +24,8 @@ export function sizeLabel(size: number): string {
 export function costRatio(figure: Figure, sizes: readonly number[], size: number): number | null {
   const base = figure.values[sizes[0]];
   const value = figure.values[size];
-  if (base === null || base === undefined || value === null || value === undefined || base === 0 || value === 0) return null;
+  if (base === null || base === undefined || value === null || value === undefined) return null;
+  if (!(Number.isFinite(base) && Number.isFinite(value) && base > 0 && value > 0)) return null;
   return figure.kind === 'rate' ? base / value : value / base;
 }
 

@@ -36,10 +36,14 @@ const audit = await seedAudit(db, s, { size, now });
 log(audit ? `audit entries: ${audit}` : 'audit entries: no audit_entries table in this build (bench/scale/audit.ts)');
 const fixtures = await seedFixtures(ctx, s, now);
 log(`fixtures: ${((performance.now() - started) / 1000).toFixed(1)} s since the start`);
+// The measurements start on a database at rest: the seed is in the database file and on disk, not in
+// a WAL the server would checkpoint, nor in dirty pages the kernel would write back (stalling the
+// measured processes' own writes) while they are measured.
 if (ctx.db.dialect === 'postgres') {
   await sql`vacuum analyze`.execute(db);
+  await sql`checkpoint`.execute(db);
 } else {
-  // The server starts with the seed in the database file, not in a WAL it would checkpoint while measured.
+  await sql`pragma synchronous = full`.execute(db);
   await sql`pragma wal_checkpoint(truncate)`.execute(db);
 }
 fs.writeFileSync(out, JSON.stringify({ ...fixtures, audit }, null, 2));

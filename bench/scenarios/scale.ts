@@ -72,6 +72,7 @@ const FIGURES: Omit<Figure, 'values'>[] = [
   { id: 'suppression_p99', label: 'pre-send suppression check p99', unit: 'ms', kind: 'cost' },
   { id: 'suppression_cpu', label: 'pre-send suppression check, CPU', unit: 'µs/check', kind: 'cost' },
   { id: 'purge_rate', label: 'housekeeping purge of expired rows', unit: 'rows/s', kind: 'rate' },
+  { id: 'purge_cpu', label: 'housekeeping purge, CPU (SQLite: all of it)', unit: 'µs/row', kind: 'cost' },
   { id: 'me_paced_p99_purge', label: 'GET /api/v1/me/ p99 at ~10k req/s during the purge', unit: 'ms', kind: 'cost' },
   { id: 'deliveries_mb_per_million', label: 'delivery log on disk per million rows', unit: 'MB', kind: 'cost' },
   { id: 'audit_mb_per_million', label: 'audit log on disk per million rows', unit: 'MB', kind: 'cost', note: 'n/a (no audit log in this build: bench/scale/audit.ts)' },
