@@ -13,6 +13,7 @@ import { NODE, ROOT, commandExists, stopAll, tempDir } from './lib/processes.ts'
 import { markdownTable, notAvailable, type Metric } from './lib/report.ts';
 import { CLIENT_CPU } from './lib/wrk.ts';
 import { httpScenarios } from './scenarios/http.ts';
+import { mcpScenarios } from './scenarios/mcp.ts';
 import { startupScenarios } from './scenarios/startup.ts';
 import { webhookScenarios } from './scenarios/webhooks.ts';
 import { snsScenarios } from './scenarios/sns.ts';
@@ -105,6 +106,7 @@ async function main() {
     : [
         ['http', httpScenarios],
         ['metrics', metricsScenarios],
+        ['mcp', mcpScenarios],
         ['webhooks', webhookScenarios],
         ['sns', snsScenarios],
         ['startup', startupScenarios],

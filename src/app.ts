@@ -5,6 +5,7 @@ import type { AppContext, TypedApp } from './app-context.ts';
 import { registerMeRoutes } from './accounts/me-routes.ts';
 import { registerDashboard } from './dashboard/routes.ts';
 import { registerAccountPages } from './accounts/routes.ts';
+import { registerAuditRoutes } from './audit/routes.ts';
 import { registerEventCatalogRoutes } from './events/catalog-routes.ts';
 import { installAuthentication } from './http/auth.ts';
 import { ANONYMOUS } from './http/identity.ts';
@@ -21,9 +22,11 @@ import { Problem } from './http/schemas.ts';
 import { requestLogger } from './util/logger.ts';
 import { registerSuppressionAdminRoutes } from './mail/admin-routes.ts';
 import { registerMailproviderIntake } from './mail/intake.ts';
+import { registerMcp } from './mcp/routes.ts';
 import { registerOAuth } from './oauth/routes.ts';
 import { registerProductRoutes } from './products/routes.ts';
 import { registerTeamRoutes } from './teams/routes.ts';
+import { teamForMember } from './teams/teams.ts';
 import { registerWebhookRoutes } from './webhooks/routes.ts';
 import { registerWebhooksDocument } from './webhooks/schema-document.ts';
 import { PatResolver } from './tokens/pat-resolver.ts';
@@ -122,6 +125,7 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
   registerHealthRoutes(app, ctx);
   registerMeRoutes(app, ctx);
   registerTeamRoutes(app, ctx);
+  registerAuditRoutes(app, ctx, teamForMember);
   registerProductRoutes(app, ctx);
   registerWebhookRoutes(app, ctx);
   registerEventCatalogRoutes(app, ctx);
@@ -131,5 +135,7 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
   await registerDashboard(app, ctx);
   await registerMailproviderIntake(app, ctx);
   registerSuppressionAdminRoutes(app, ctx);
+  // The MCP endpoint (after every API route: its tools are made from their OpenAPI operations).
+  registerMcp(app, ctx);
   return app;
 }

@@ -23,6 +23,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import type { Executor } from '../../src/db/schema.ts';
+import { cliActor } from '../../src/audit/actor.ts';
 import { createTeam } from '../../src/teams/teams.ts';
 import { webhookDeliveryTask, type DeliveryWorkerOptions } from '../../src/webhooks/delivery-worker.ts';
 import { USER_AGENT } from '../../src/webhooks/http-client.ts';
@@ -88,8 +89,8 @@ async function setup(): Promise<{ ctx: AppContext; teamId: string; secret: strin
   const existing = await ctx.db.kysely.selectFrom('webhook_subscriptions').select(['team_id']).where('url', '=', url).executeTakeFirst();
   if (existing) return { ctx, teamId: existing.team_id, secret: null };
   const ownerId = await createUser(ctx.db.kysely, { email: `bench-owner-${randomUUID()}@example.com`, password: 'bench password that is long enough', verified: true });
-  const team = await createTeam(ctx.db.kysely, { name: 'Bench team', ownerId });
-  const { secret } = await createSubscription(ctx, new AddressGuard(ctx.config.webhooks), team.id, { url, events: ['*'] });
+  const team = await createTeam(ctx.db.kysely, { name: 'Bench team', ownerId }, cliActor('bench'));
+  const { secret } = await createSubscription(ctx, new AddressGuard(ctx.config.webhooks), team.id, { url, events: ['*'] }, cliActor('bench'));
   return { ctx, teamId: team.id, secret };
 }
 

@@ -64,6 +64,26 @@ export interface EventsTable {
   created_at: string;
 }
 
+/** The team audit log (src/audit/): inserted in the change's transaction, never updated. */
+export interface AuditEntriesTable {
+  id: Generated<number>;
+  team_id: string;
+  occurred_at: string;
+  action: string;
+  actor_type: 'user' | 'system';
+  actor_id: number | null;
+  actor_email: string | null;
+  credential_type: 'session' | 'pat' | 'oauth' | 'jwt' | 'cli' | null;
+  credential_id: string | null;
+  target_type: string;
+  target_id: string;
+  ip: string | null;
+  user_agent: string | null;
+  request_id: string | null;
+  /** JSON: the before/after of the changed fields, never a secret. */
+  data: string;
+}
+
 export type MailStatus = 'queued' | 'sending' | 'sent' | 'suppressed' | 'failed';
 
 export interface MailOutboxTable {
@@ -290,6 +310,7 @@ export interface IdempotencyKeysTable {
 export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   events: EventsTable;
+  audit_entries: AuditEntriesTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   users: UsersTable;

@@ -2,6 +2,7 @@
 // member-routes.ts, invitations in invitation-routes.ts.
 import { Type } from '@sinclair/typebox';
 import type { AppContext, TypedApp } from '../app-context.ts';
+import { requestActor } from '../audit/actor.ts';
 import { requireUser } from '../http/identity.ts';
 import { CursorPageOf, CursorQuery, cursorPage } from '../http/cursor.ts';
 import { PAGE_NUMBER_MAX_DEPTH, pageEnvelope, pageRequest } from '../http/pagination.ts';
@@ -126,7 +127,7 @@ function registerTeamReadRoutes(app: TypedApp, { db, config }: AppContext) {
   );
 }
 
-function registerTeamWriteRoutes(app: TypedApp, { db, config }: AppContext) {
+function registerTeamWriteRoutes(app: TypedApp, { db, config, clientAddresses }: AppContext) {
   app.post(
     '/api/v1/teams/',
     {
@@ -146,7 +147,7 @@ function registerTeamWriteRoutes(app: TypedApp, { db, config }: AppContext) {
     },
     async (request, reply) => {
       const userId = requireUser(request).user.id;
-      const created = await createTeam(db.kysely, { ...request.body, ownerId: userId });
+      const created = await createTeam(db.kysely, { ...request.body, ownerId: userId }, requestActor(request, clientAddresses));
       const team = await teamForMember(db.kysely, created.id, userId);
       return reply.code(201).header('Location', `${config.baseUrl}/api/v1/teams/${created.id}/`).send(team);
     },
@@ -177,7 +178,7 @@ function registerTeamWriteRoutes(app: TypedApp, { db, config }: AppContext) {
       if (!team) throw new NotFoundError();
       const refusal = refuseTeamUpdate(team.role);
       if (refusal) throw new ForbiddenError(refusal);
-      await updateTeam(db.kysely, team.id, request.body);
+      await updateTeam(db.kysely, team.id, request.body, requestActor(request, clientAddresses));
       return teamForMember(db.kysely, team.id, userId);
     },
   );

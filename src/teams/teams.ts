@@ -2,6 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../app-context.ts';
+import type { Actor } from '../audit/actor.ts';
+import { changedFields, recordAudit } from '../audit/record.ts';
 import type { Database } from '../db/schema.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../util/domain-errors.ts';
 import { nowIso } from '../util/time.ts';
@@ -52,7 +54,7 @@ export interface TeamRow {
 }
 
 /** Creates a team with its first owner in one transaction. An explicit slug that is taken → ConflictError. */
-export async function createTeam(db: Kysely<Database>, input: { name: string; slug?: string; ownerId: number }): Promise<TeamRow> {
+export async function createTeam(db: Kysely<Database>, input: { name: string; slug?: string; ownerId: number }, actor: Actor): Promise<TeamRow> {
   const name = input.name.trim();
   if (!name || name.length > NAME_MAX) throw new ValidationError(NAME_RULE);
   if (input.slug !== undefined && !SLUG.test(input.slug)) throw new ValidationError(SLUG_RULE);
@@ -75,6 +77,7 @@ export async function createTeam(db: Kysely<Database>, input: { name: string; sl
         // The creator's membership emits no team.member.added: nobody else joined, and no webhook
         // subscription can exist on a team that did not exist a moment ago (docs/teams.md).
         await trx.insertInto('memberships').values({ team_id: team.id, user_id: input.ownerId, role: 'owner', joined_at: now }).execute();
+        await recordAudit(trx, actor, { teamId: team.id, action: 'team.created', targetId: team.id, data: { name: team.name, slug: team.slug, owner_id: input.ownerId } });
         return team;
       });
     } catch (error) {
@@ -90,7 +93,7 @@ const SLUG_RULE = 'A slug is 1 to 50 lowercase letters, digits and inner hyphens
 const slugTakenError = (slug: string) => new ConflictError(`The slug "${slug}" is already taken.`);
 
 /** Renames a team and/or changes its slug; a slug taken by another team → ConflictError. */
-export async function updateTeam(db: Kysely<Database>, teamId: string, input: { name?: string; slug?: string }): Promise<void> {
+export async function updateTeam(db: Kysely<Database>, teamId: string, input: { name?: string; slug?: string }, actor: Actor): Promise<void> {
   const changes: { name?: string; slug?: string } = {};
   if (input.name !== undefined) {
     const name = input.name.trim();
@@ -108,7 +111,10 @@ export async function updateTeam(db: Kysely<Database>, teamId: string, input: { 
         const holder = await trx.selectFrom('teams').select('id').where('slug', '=', changes.slug).executeTakeFirst();
         if (holder && holder.id !== teamId) throw slugTakenError(changes.slug);
       }
+      const before = await trx.selectFrom('teams').select(['name', 'slug']).where('id', '=', teamId).executeTakeFirstOrThrow();
       await trx.updateTable('teams').set({ ...changes, updated_at: nowIso() }).where('id', '=', teamId).execute();
+      const changed = changedFields(before, changes);
+      if (Object.keys(changed).length > 0) await recordAudit(trx, actor, { teamId, action: 'team.updated', targetId: teamId, data: changed });
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw slugTakenError(changes.slug ?? '');
@@ -121,8 +127,19 @@ export async function findTeamByIdOrSlug(db: Db, idOrSlug: string): Promise<Team
   return db.selectFrom('teams').selectAll().where(column, '=', isUuid(idOrSlug) ? idOrSlug.toLowerCase() : idOrSlug).executeTakeFirst();
 }
 
-export async function setTeamActive(db: Db, teamId: string, active: boolean): Promise<void> {
-  await db.updateTable('teams').set({ is_active: active ? 1 : 0, updated_at: nowIso() }).where('id', '=', teamId).execute();
+/** Deactivates or reactivates a team; a team already in that state is left as it is (and nothing is recorded). */
+export async function setTeamActive(db: Kysely<Database>, teamId: string, active: boolean, actor: Actor): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const updated = await trx
+      .updateTable('teams')
+      .set({ is_active: active ? 1 : 0, updated_at: nowIso() })
+      .where('id', '=', teamId)
+      .where('is_active', '=', active ? 0 : 1)
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) return;
+    const data = { is_active: { before: !active, after: active } };
+    await recordAudit(trx, actor, { teamId, action: active ? 'team.reactivated' : 'team.deactivated', targetId: teamId, data });
+  });
 }
 
 /** What emitting an event needs from the application context. */
@@ -140,6 +157,7 @@ export async function joinTeam(
   teamId: string,
   user: { id: number; email: string },
   role: Role,
+  actor: Actor,
 ): Promise<boolean> {
   const inserted = await trx
     .insertInto('memberships')
@@ -149,6 +167,7 @@ export async function joinTeam(
     .executeTakeFirst();
   if (!inserted) return false;
   if (ctx) await ctx.events.emit(trx, { type: 'team.member.added', teamId, data: { user_id: user.id, email: user.email, role } });
+  await recordAudit(trx, actor, { teamId, action: 'team.member.added', targetId: user.id, data: { email: user.email, role } });
   return true;
 }
 
@@ -157,11 +176,11 @@ export async function joinTeam(
  * `svc team add-member`), `team.member.added` is emitted in the same transaction; test fixtures
  * call it without.
  */
-export async function addMember(db: Kysely<Database>, teamId: string, userId: number, role: Role, events?: EventContext): Promise<void> {
+export async function addMember(db: Kysely<Database>, teamId: string, userId: number, role: Role, actor: Actor, events?: EventContext): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const user = await trx.selectFrom('users').select(['id', 'email']).where('id', '=', userId).executeTakeFirst();
     if (!user) throw new NotFoundError('No such user.');
-    if (!(await joinTeam(events ?? null, trx, teamId, user, role))) throw new ConflictError('That user is already a member of the team.');
+    if (!(await joinTeam(events ?? null, trx, teamId, user, role, actor))) throw new ConflictError('That user is already a member of the team.');
   });
 }
 

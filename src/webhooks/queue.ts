@@ -6,6 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { QueryResult } from 'pg';
+import type { Actor } from '../audit/actor.ts';
+import { recordAudit } from '../audit/record.ts';
 import { purgeOlderThan } from '../db/batched-delete.ts';
 import type { Db as Connection, DialectName } from '../db/connection.ts';
 import type { Database, WebhookDeliveryStatus } from '../db/schema.ts';
@@ -164,7 +166,7 @@ export class RetryRefused extends Error {}
  * Starts a fresh cycle (attempt 1, due now) for a dead letter. Only the newest row of that event's
  * cycle can be retried, so two retries of one dead letter cannot start two cycles.
  */
-export async function retryDeadLetter(trx: Db, subscriptionId: string, logId: number) {
+export async function retryDeadLetter(trx: Db, subscriptionId: string, logId: number, actor: Actor, teamId: string) {
   const row = await trx
     .selectFrom('webhook_deliveries')
     .selectAll()
@@ -193,11 +195,13 @@ export async function retryDeadLetter(trx: Db, subscriptionId: string, logId: nu
     created_at: now,
   };
   const inserted = await trx.insertInto('webhook_deliveries').values(values).returning('id').executeTakeFirstOrThrow();
+  const data = { subscription_id: subscriptionId, event_id: row.event_id, event_type: row.event_type, retry_id: Number(inserted.id) };
+  await recordAudit(trx, actor, { teamId, action: 'webhook.delivery.retried', targetId: logId, data });
   return { ...values, id: Number(inserted.id), status_code: null, response_body: null, duration_ms: null };
 }
 
 /** Retries every dead letter of a subscription that is the newest entry of its event. */
-export async function retryAllDeadLetters(trx: Db, subscriptionId: string): Promise<number> {
+export async function retryAllDeadLetters(trx: Db, subscriptionId: string, actor: Actor, teamId: string): Promise<number> {
   const dead = await trx
     .selectFrom('webhook_deliveries as d')
     .select('d.id')
@@ -216,7 +220,7 @@ export async function retryAllDeadLetters(trx: Db, subscriptionId: string): Prom
     )
     .orderBy('d.id')
     .execute();
-  for (const { id } of dead) await retryDeadLetter(trx, subscriptionId, Number(id));
+  for (const { id } of dead) await retryDeadLetter(trx, subscriptionId, Number(id), actor, teamId);
   return dead.length;
 }
 

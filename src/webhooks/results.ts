@@ -7,6 +7,8 @@
 // database that shares the machine, and round trips, not rows, bound the delivery rate.
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { AppContext } from '../app-context.ts';
+import { SYSTEM_ACTOR } from '../audit/actor.ts';
+import { recordAudit } from '../audit/record.ts';
 import type { Database } from '../db/schema.ts';
 import { queueMail } from '../mail/outbox.ts';
 import { nowIso } from '../util/time.ts';
@@ -170,6 +172,8 @@ async function disable(ctx: AppContext, trx: Transaction<Database>, subscription
     .where('is_active', '=', 1)
     .executeTakeFirst();
   if (Number(disabled.numUpdatedRows) === 0) return false;
+  const data = { is_active: { before: true, after: false }, reason, consecutive_failures: failures };
+  await recordAudit(trx, SYSTEM_ACTOR, { teamId: counted.team_id, action: 'webhook.subscription.disabled', targetId: subscriptionId, data });
   webhookLog(ctx).warn(
     { event: 'webhook.subscription.disabled', subscription_id: subscriptionId, team_id: counted.team_id, consecutive_failures: failures },
     'webhook.subscription.disabled',

@@ -4,6 +4,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext, TypedApp } from '../app-context.ts';
+import { requestActor } from '../audit/actor.ts';
 import { CursorPageOf, CursorQuery, cursorPage } from '../http/cursor.ts';
 import { requireUser } from '../http/identity.ts';
 import { pageEnvelope, pageRequest } from '../http/pagination.ts';
@@ -166,7 +167,7 @@ export function registerWebhookRoutes(app: TypedApp, ctx: AppContext) {
     },
     async (request, reply) => {
       const team = await managedTeam(request, request.params.team_id);
-      const { row, secret } = await createSubscription(ctx, guard, team.id, request.body).catch(asProblem);
+      const { row, secret } = await createSubscription(ctx, guard, team.id, request.body, requestActor(request, ctx.clientAddresses)).catch(asProblem);
       reply.code(201);
       return { ...subscriptionView(row), secret };
     },
@@ -223,7 +224,7 @@ export function registerWebhookRoutes(app: TypedApp, ctx: AppContext) {
     },
     async (request) => {
       const row = await managedSubscription(request, request.params);
-      return subscriptionView(await updateSubscription(db.kysely, guard, row, request.body, config.baseUrl).catch(asProblem));
+      return subscriptionView(await updateSubscription(db.kysely, guard, row, request.body, config.baseUrl, requestActor(request, ctx.clientAddresses)).catch(asProblem));
     },
   );
 
@@ -240,7 +241,7 @@ export function registerWebhookRoutes(app: TypedApp, ctx: AppContext) {
       },
     },
     async (request, reply) => {
-      await deleteSubscription(db.kysely, await managedSubscription(request, request.params));
+      await deleteSubscription(db.kysely, await managedSubscription(request, request.params), requestActor(request, ctx.clientAddresses));
       reply.code(204);
       return null;
     },
@@ -259,7 +260,7 @@ export function registerWebhookRoutes(app: TypedApp, ctx: AppContext) {
       },
     },
     async (request) => {
-      const { row, secret } = await rotateSecret(ctx, await managedSubscription(request, request.params));
+      const { row, secret } = await rotateSecret(ctx, await managedSubscription(request, request.params), requestActor(request, ctx.clientAddresses));
       return { ...subscriptionView(row), secret };
     },
   );
@@ -315,7 +316,7 @@ export function registerWebhookRoutes(app: TypedApp, ctx: AppContext) {
       if (row.is_active !== 1) throw conflict('The subscription is inactive; re-enable it before retrying.');
       const queued = await db.kysely
         .transaction()
-        .execute((trx) => retryDeadLetter(trx, row.id, Number(request.params.log_id)))
+        .execute((trx) => retryDeadLetter(trx, row.id, Number(request.params.log_id), requestActor(request, ctx.clientAddresses), row.team_id))
         .catch((error) => {
           if (error instanceof RetryRefused) throw conflict(error.message);
           throw error;

@@ -4,6 +4,7 @@ import { webhookDeliveryTask, webhookLogPurgeTask } from '../webhooks/delivery-w
 import { idempotencyPurgeTask } from '../http/idempotency-task.ts';
 import { accountsPurgeTask } from '../accounts/housekeeping.ts';
 import { oauthPurgeTask } from '../oauth/purge-task.ts';
+import { auditPurgeTask } from '../audit/purge-task.ts';
 import type { WorkerTask } from './worker.ts';
 
-export const WORKER_TASKS: WorkerTask[] = [mailWorkerTask, webhookDeliveryTask(), webhookLogPurgeTask, idempotencyPurgeTask, accountsPurgeTask, oauthPurgeTask];
+export const WORKER_TASKS: WorkerTask[] = [mailWorkerTask, webhookDeliveryTask(), webhookLogPurgeTask, idempotencyPurgeTask, accountsPurgeTask, oauthPurgeTask, auditPurgeTask];
