@@ -1,6 +1,7 @@
 // The measured rows of the scale scenario, the same at every size: the users whose PATs and OAuth
 // access tokens call /me, and one caller who belongs to 200 teams, owns one with 10,000 members and
-// one whose webhook subscription has a delivery log 1,000 pages deep. Credentials are made with the
+// one whose webhook subscription has a delivery log 1,000 pages deep (and whose audit log is as
+// deep: audit.ts). Credentials are made with the
 // service's own code (createPat, oidc-provider's AccessToken), the bulk of members and log rows by
 // INSERT … SELECT as in seed-rows.ts.
 import { randomUUID } from 'node:crypto';
@@ -26,6 +27,7 @@ export interface Fixtures {
   oauth: string[];
   /** The caller's PAT (read:profile, read:teams, read:webhooks). */
   caller: string;
+  callerId: number;
   bigTeamId: string;
   hooksTeamId: string;
   subscriptionId: string;
@@ -110,5 +112,5 @@ export async function seedFixtures(ctx: AppContext, s: SeedSql, now: number): Pr
       '{"id":"evt_bench_' || ${s.text('i')} || '","type":"team.member.added","api_version":"v1","team_id":"${hooksTeamId}","data":{"user_id":${callerId},"role":"member"}}',
       1, 'success', 200, '{"ok":true}', 9, ${s.iso(`${now} - i`)}
     from ${s.series(HOOK_LOG_ROWS)} as x`).execute(db);
-  return { pats, oauth, caller, bigTeamId, hooksTeamId, subscriptionId };
+  return { pats, oauth, caller, callerId, bigTeamId, hooksTeamId, subscriptionId };
 }

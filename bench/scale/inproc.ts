@@ -6,12 +6,13 @@
 //                 p99 of one check and this process's CPU per check (on PostgreSQL the database's
 //                 share is not in it)
 //   purge         the housekeeping purges of expired rows (idempotency records, delivery logs and
-//                 their events, audit entries when the build has them): rows deleted per second, and
+//                 their events, audit entries): rows deleted per second, and
 //                 this process's CPU per row
 //   sizes         bytes on disk (table and its indexes) per row of the delivery log (and audit log)
 import { sql } from 'kysely';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
+import { purgeAuditEntries } from '../../src/audit/store.ts';
 import { purgeExpiredIdempotencyKeys } from '../../src/http/idempotency.ts';
 import { guardBatch } from '../../src/mail/guard.ts';
 import { purgeDeliveryLogs } from '../../src/webhooks/queue.ts';
@@ -61,8 +62,7 @@ async function purge() {
   const cpu0 = process.cpuUsage();
   const idempotency = await purgeExpiredIdempotencyKeys(db);
   const { deliveries, events } = await purgeDeliveryLogs(db, ctx.config.webhooks.logRetentionDays);
-  // The audit log's purge joins here when the build has one (bench/scale/audit.ts).
-  const audit = 0;
+  const audit = (await hasAuditLog(db, ctx.db.dialect)) ? await purgeAuditEntries(db, ctx.config.auditRetentionDays) : 0;
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   const rows = idempotency + deliveries + events + audit;

@@ -21,6 +21,8 @@ export interface SizeContext {
   dir: string;
   env: NodeJS.ProcessEnv;
   fixtures: Fixtures;
+  /** Whether the build has an audit log (seeded alongside). */
+  audit: boolean;
   /** Process trees of the database and cache (PostgreSQL mode): their CPU is the service's. */
   servicePids: number[];
   serverEnv: Record<string, string>;
@@ -66,17 +68,26 @@ export async function measureSize(c: SizeContext): Promise<{ values: Values; det
     const pids = [server.pid, ...c.servicePids];
     const members = `/api/v1/teams/${c.fixtures.bigTeamId}/members/`;
     const log = `/api/v1/teams/${c.fixtures.hooksTeamId}/webhooks/${c.fixtures.subscriptionId}/logs/`;
-    // The delivery log's 1,000th page: its cursor, from following the next links.
-    let deepLog = log;
-    for (let page = 1; page < DEEP_CURSOR_PAGE; page++) deepLog = pathOf((await getJson(server.url + deepLog, c.fixtures.caller)).next as string);
-    const targets: [id: string, path: string, auth: { tokensFile: string } | { headers: Record<string, string> }][] = [
+    const audit = `/api/v1/teams/${c.fixtures.hooksTeamId}/audit-log/`;
+    // The 1,000th page of each log: its cursor, from following the next links.
+    const deep = async (first: string) => {
+      let link = first;
+      for (let page = 1; page < DEEP_CURSOR_PAGE; page++) link = pathOf((await getJson(server.url + link, c.fixtures.caller)).next as string);
+      return link;
+    };
+    const deepLog = await deep(log);
+    const deepAudit = c.audit ? await deep(audit) : null;
+    const caller = { headers: { Authorization: `Bearer ${c.fixtures.caller}` } };
+    type Target = [id: string, path: string, auth: { tokensFile: string } | { headers: Record<string, string> }];
+    const targets: Target[] = [
       ['me_pat', '/api/v1/me/', { tokensFile: pats }],
       ['me_oauth', '/api/v1/me/', { tokensFile: oauth }],
-      ['teams', '/api/v1/teams/', { headers: { Authorization: `Bearer ${c.fixtures.caller}` } }],
-      ['members_first', members, { headers: { Authorization: `Bearer ${c.fixtures.caller}` } }],
-      ['members_deep', `${members}?page=${DEEP_MEMBER_PAGE}`, { headers: { Authorization: `Bearer ${c.fixtures.caller}` } }],
-      ['log_first', log, { headers: { Authorization: `Bearer ${c.fixtures.caller}` } }],
-      ['log_deep', deepLog, { headers: { Authorization: `Bearer ${c.fixtures.caller}` } }],
+      ['teams', '/api/v1/teams/', caller],
+      ['members_first', members, caller],
+      ['members_deep', `${members}?page=${DEEP_MEMBER_PAGE}`, caller],
+      ['log_first', log, caller],
+      ['log_deep', deepLog, caller],
+      ...(deepAudit ? [['audit_first', audit, caller] as Target, ['audit_deep', deepAudit, caller] as Target] : []),
     ];
     for (const [id, target, auth] of targets) {
       const token = 'tokensFile' in auth ? fs.readFileSync(auth.tokensFile, 'utf8').split('\n', 1)[0] : auth.headers.Authorization.slice(7);

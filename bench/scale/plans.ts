@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import type { AppContext } from '../../src/app-context.ts';
 import { buildApp } from '../../src/app.ts';
 import { purgeAccountRows } from '../../src/accounts/housekeeping.ts';
+import { purgeAuditEntries } from '../../src/audit/store.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
 import { purgeExpiredIdempotencyKeys } from '../../src/http/idempotency.ts';
@@ -18,6 +19,7 @@ import { deleteExpiredOAuthRows } from '../../src/oauth/adapter.ts';
 import { claimDue, purgeDeliveryLogs } from '../../src/webhooks/queue.ts';
 import { writeResults } from '../../src/webhooks/results.ts';
 import { captureStatements, explainAll, type Plan } from '../../test/helpers/query-plans.ts';
+import { hasAuditLog } from './audit.ts';
 import type { Fixtures } from './fixtures.ts';
 import { DEEP_CURSOR_PAGE, DEEP_MEMBER_PAGE } from './pages.ts';
 
@@ -51,15 +53,24 @@ const paths: [name: string, run: () => Promise<unknown>, setUp?: () => Promise<v
   ['delivery log, first page', () => get(logUrl, fixtures.caller)],
 ];
 
-// The delivery log 1,000 pages deep: the link is followed 999 times unrecorded, then recorded.
-let deepLog = logUrl;
-paths.push([
-  `delivery log, page ${DEEP_CURSOR_PAGE} (cursor)`,
-  () => get(deepLog, fixtures.caller),
-  async () => {
-    for (let page = 1; page < DEEP_CURSOR_PAGE; page++) deepLog = pathOf((await get(deepLog, fixtures.caller)).next as string);
-  },
-]);
+// A log 1,000 pages deep: the link is followed 999 times unrecorded, then recorded.
+function deepPage(name: string, first: string) {
+  let link = first;
+  paths.push([
+    `${name}, page ${DEEP_CURSOR_PAGE} (cursor)`,
+    () => get(link, fixtures.caller),
+    async () => {
+      for (let page = 1; page < DEEP_CURSOR_PAGE; page++) link = pathOf((await get(link, fixtures.caller)).next as string);
+    },
+  ]);
+}
+deepPage('delivery log', logUrl);
+const audit = await hasAuditLog(ctx.db.kysely, ctx.db.dialect);
+if (audit) {
+  const auditUrl = `/api/v1/teams/${fixtures.hooksTeamId}/audit-log/`;
+  paths.push(['audit log, first page', () => get(auditUrl, fixtures.caller)]);
+  deepPage('audit log', auditUrl);
+}
 
 paths.push([
   'event → deliveries → claim → result',
@@ -73,6 +84,7 @@ paths.push([
 ]);
 paths.push(['pre-send suppression check', () => guardBatch(ctx.db.kysely, [{ to: ['suppressed-7@example.com', 'someone@example.com'], cc: [], bcc: ['other@example.com'] }])]);
 paths.push(['idempotency purge', () => purgeExpiredIdempotencyKeys(ctx.db.kysely)]);
+if (audit) paths.push(['audit log purge', () => purgeAuditEntries(ctx.db.kysely, ctx.config.auditRetentionDays)]);
 paths.push(['delivery log purge', () => purgeDeliveryLogs(ctx.db.kysely, ctx.config.webhooks.logRetentionDays)]);
 paths.push(['OAuth purge', () => deleteExpiredOAuthRows(ctx.db.kysely)]);
 paths.push(['accounts purge', () => purgeAccountRows(ctx)]);

@@ -1,6 +1,6 @@
 // Seeds one database of the scale scenario (a child process of bench/scenarios/scale.ts): the
-// migrations, `size` background rows of each kind (seed-rows.ts), the measured fixtures
-// (fixtures.ts), then the statistics PostgreSQL's autovacuum would have gathered by then. Writes the
+// migrations, `size` background rows of each kind (seed-rows.ts, audit.ts), the measured fixtures
+// (fixtures.ts, audit.ts), then the statistics PostgreSQL's autovacuum would have gathered by then. Writes the
 // fixtures (tokens and ids) as JSON to the file given.
 // Usage: DATABASE_URL=… SERVICE_DATA_DIR=… SECRET_KEY=… BASE_URL=… node bench/scale/seed.ts <size> <fixtures.json>
 import fs from 'node:fs';
@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
-import { seedAudit } from './audit.ts';
+import { seedAudit, seedAuditFixture } from './audit.ts';
 import { seedFixtures } from './fixtures.ts';
 import { seedBackground } from './seed-rows.ts';
 import { seedSql } from './sql.ts';
@@ -32,9 +32,11 @@ if (ctx.db.dialect === 'sqlite') {
 const now = Math.floor(Date.now() / 1000);
 const { userBase } = await sql<{ userBase: number | null }>`select max(id) as "userBase" from users`.execute(db).then((r) => r.rows[0]);
 await seedBackground(db, s, { size, now, userBase: Number(userBase ?? 0) }, log);
-const audit = await seedAudit(db, s, { size, now });
-log(audit ? `audit entries: ${audit}` : 'audit entries: no audit_entries table in this build (bench/scale/audit.ts)');
+const t0 = performance.now();
+const audit = await seedAudit(db, s, { size, now, retentionDays: ctx.config.auditRetentionDays });
+log(audit ? `audit entries: ${((performance.now() - t0) / 1000).toFixed(1)} s` : 'audit entries: none (no audit log in this build)');
 const fixtures = await seedFixtures(ctx, s, now);
+await seedAuditFixture(db, s, fixtures.hooksTeamId, fixtures.callerId, now);
 log(`fixtures: ${((performance.now() - started) / 1000).toFixed(1)} s since the start`);
 // The measurements start on a database at rest: the seed is in the database file and on disk, not in
 // a WAL the server would checkpoint, nor in dirty pages the kernel would write back (stalling the
