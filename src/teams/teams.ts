@@ -223,16 +223,43 @@ export async function listTeamsOfUser(db: Db, userId: number, limit: number, off
   return { count: Number(count), rows };
 }
 
+/**
+ * A team's members for cursor pagination (http/cursor.ts orders and limits it: newest joiner first,
+ * along memberships_team_joined_idx backwards, so every page costs the same).
+ */
+export function membersQuery(db: Db, teamId: string) {
+  return db
+    .selectFrom('memberships as m')
+    .innerJoin('users as u', 'u.id', 'm.user_id')
+    .select(['u.id', 'u.email', 'u.first_name', 'u.last_name', 'u.display_name', 'm.role', 'm.joined_at'])
+    .where('m.team_id', '=', teamId);
+}
+
+/**
+ * One page of a team's members, in joining order. The page comes from memberships_team_joined_idx
+ * alone (it holds every column the page needs: the offset skips index entries, no row is read for
+ * them), and only the page's users are then read: a page costs its own rows plus the entries it
+ * skips, however many other teams and users there are. The count reads the team's index entries
+ * (every membership has its user: the foreign key cascades).
+ */
 export async function listMembers(db: Db, teamId: string, limit: number, offset: number) {
-  const base = db.selectFrom('memberships as m').innerJoin('users as u', 'u.id', 'm.user_id').where('m.team_id', '=', teamId);
+  const page = db
+    .selectFrom('memberships')
+    .select(['user_id', 'role', 'joined_at'])
+    .where('team_id', '=', teamId)
+    .orderBy('joined_at')
+    .orderBy('user_id')
+    .limit(limit)
+    .offset(offset)
+    .as('p');
   const [{ count }, rows] = await Promise.all([
-    base.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
-    base
-      .select(['u.id', 'u.email', 'u.first_name', 'u.last_name', 'u.display_name', 'm.role', 'm.joined_at'])
-      .orderBy('m.joined_at')
-      .orderBy('u.id')
-      .limit(limit)
-      .offset(offset)
+    db.selectFrom('memberships').select((eb) => eb.fn.countAll<number>().as('count')).where('team_id', '=', teamId).executeTakeFirstOrThrow(),
+    db
+      .selectFrom(page)
+      .innerJoin('users as u', 'u.id', 'p.user_id')
+      .select(['u.id', 'u.email', 'u.first_name', 'u.last_name', 'u.display_name', 'p.role', 'p.joined_at'])
+      .orderBy('p.joined_at')
+      .orderBy('p.user_id')
       .execute(),
   ]);
   return { count: Number(count), rows };

@@ -8,6 +8,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { QueryResult } from 'pg';
 import type { Actor } from '../audit/actor.ts';
 import { recordAudit } from '../audit/record.ts';
+import { purgeOlderThan } from '../db/batched-delete.ts';
 import type { Db as Connection, DialectName } from '../db/connection.ts';
 import type { Database, WebhookDeliveryStatus } from '../db/schema.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
@@ -224,37 +225,14 @@ export async function retryAllDeadLetters(trx: Db, subscriptionId: string, actor
 }
 
 /**
- * Deletes finished log rows older than the retention (pending rows are the queue: kept), one
- * subscription at a time along its (subscription_id, created_at, id) index, and events older than
- * the retention, one team at a time along (team_id, created_at); both in chunks of PURGE_CHUNK
- * rows: on SQLite each statement holds the only writer, so no single one runs long (one DELETE of
- * an hour's events scanned the whole table and held the writer meanwhile).
+ * Deletes finished log rows older than the retention (pending rows are the queue: kept) along
+ * webhook_deliveries_finished_idx, and events older than the retention along events_created_idx,
+ * in batches (db/batched-delete.ts): the work is proportional to the rows deleted, not to the
+ * number of subscriptions or teams, and no statement holds the writer long.
  */
 export async function purgeDeliveryLogs(db: Db, retentionDays: number): Promise<{ deliveries: number; events: number }> {
   const cutoff = isoAfter(-retentionDays * 86400);
-  const subscriptions = await db.selectFrom('webhook_subscriptions').select('id').orderBy('id').execute();
-  const deliveries = await deleteInChunks(subscriptions, (id) => sql`delete from webhook_deliveries where id in (
-      select id from webhook_deliveries
-      where subscription_id = ${id} and created_at < ${cutoff} and status <> 'pending'
-      limit ${PURGE_CHUNK})`.execute(db));
-  // Every event belongs to a team (deleting a team deletes its events).
-  const teams = await db.selectFrom('teams').select('id').orderBy('id').execute();
-  const events = await deleteInChunks(teams, (id) => sql`delete from events where id in (
-      select id from events where team_id = ${id} and created_at < ${cutoff} limit ${PURGE_CHUNK})`.execute(db));
+  const deliveries = await purgeOlderThan(db, 'webhook_deliveries', 'created_at', cutoff, { also: sql`status <> 'pending'` });
+  const events = await purgeOlderThan(db, 'events', 'created_at', cutoff);
   return { deliveries, events };
 }
-
-/** Runs `chunk` for each owner until it deletes fewer than PURGE_CHUNK rows; returns the total. */
-async function deleteInChunks(owners: readonly { id: string }[], chunk: (id: string) => Promise<{ numAffectedRows?: bigint }>): Promise<number> {
-  let deleted = 0;
-  for (const { id } of owners) {
-    for (;;) {
-      const n = Number((await chunk(id)).numAffectedRows ?? 0);
-      deleted += n;
-      if (n < PURGE_CHUNK) break;
-    }
-  }
-  return deleted;
-}
-
-const PURGE_CHUNK = 1000;

@@ -66,7 +66,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Members of a team the caller belongs to, ordered by joining time */
+        /** Members of a team the caller belongs to: by page number in joining order (pages 1 to 200), or with page_size/cursor newest joiner first */
         get: operations["list_members"];
         put?: never;
         post?: never;
@@ -1023,6 +1023,10 @@ export interface operations {
             query?: {
                 /** @description Page number, from 1 */
                 page?: string | string[];
+                /** @description Opaque cursor from a previous page's next or previous link */
+                cursor?: string;
+                /** @description Items per page: default 50, at most 200 (larger values are clamped) */
+                page_size?: string;
             };
             header?: never;
             path: {
@@ -1047,7 +1051,28 @@ export interface operations {
                         /** Format: uri */
                         previous: string | null;
                         results: components["schemas"]["Member"][];
+                    } | {
+                        /**
+                         * Format: uri
+                         * @description URL of the next (older) page
+                         */
+                        next: string | null;
+                        /**
+                         * Format: uri
+                         * @description URL of the previous (newer) page
+                         */
+                        previous: string | null;
+                        results: components["schemas"]["Member"][];
                     };
+                };
+            };
+            /** @description A page past 200 (use the cursor), page with page_size or cursor, an invalid cursor or page_size */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Missing, malformed, expired or revoked credential */
