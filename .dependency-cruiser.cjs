@@ -1,10 +1,10 @@
 // The layering of src/ (docs/architecture.md, "Layers"), checked by `npm run lint:deps`:
 //   composition root  main.ts, serve.ts, app.ts, context.ts, worker-tasks.ts: wire everything, imported by none
-//   features          dashboard, accounts, teams, tokens, oauth, webhooks, mail, products, backup
-//   base              http, web, cli, worker, metrics, events, db, util, config*.ts, secrets.ts, app-context.ts
+//   features          dashboard, mcp, accounts, teams, tokens, oauth, webhooks, mail, products, backup
+//   base              http, web, cli, worker, metrics, audit, events, db, util, config*.ts, secrets.ts, app-context.ts
 // Imports point down. A feature may use another feature only through its public modules (PUBLIC
 // below), and never in a circle.
-const FEATURES = ['accounts', 'backup', 'dashboard', 'mail', 'oauth', 'products', 'teams', 'tokens', 'webhooks'];
+const FEATURES = ['accounts', 'backup', 'dashboard', 'mail', 'mcp', 'oauth', 'products', 'teams', 'tokens', 'webhooks'];
 const FEATURE = `^src/(${FEATURES.join('|')})/`;
 const ROOT = '^src/(main|serve|app|context|worker-tasks)\\.ts$';
 
@@ -15,7 +15,9 @@ const ROOT = '^src/(main|serve|app|context|worker-tasks)\\.ts$';
 const PUBLIC = {
   accounts: ['users', 'email', 'passwords', 'password-policy', 'session-auth', 'auth-throttle', 'totp'],
   mail: ['outbox'],
+  oauth: ['constants'],
   teams: ['teams', 'overview', 'page-access'],
+  webhooks: ['ssrf'],
 };
 const PUBLIC_MODULES = [
   `^src/(${FEATURES.join('|')})/index\\.ts$`,
@@ -46,8 +48,8 @@ module.exports = {
     {
       name: 'base-imports-no-feature',
       severity: 'error',
-      comment: 'http/, web/, cli/, worker/, metrics/, events/, db/ and util/ serve every feature and know none, not even its types.',
-      from: { path: '^src/(http|web|cli|worker|metrics|events|db|util)/' },
+      comment: 'http/, web/, cli/, worker/, metrics/, audit/, events/, db/ and util/ serve every feature and know none, not even its types.',
+      from: { path: '^src/(http|web|cli|worker|metrics|audit|events|db|util)/' },
       to: { path: FEATURE },
     },
     {

@@ -2,6 +2,8 @@
 // (one round each, what CI runs to prove the harness works). Every figure is reported beside its
 // baseline measured in the same run, as a ratio; rounds disturbed by other processes are dropped
 // and counted. Writes bench/results/<date>.json and prints a Markdown table.
+// `npm run bench -- scale [--sizes 1k,10k,100k,1m] [--dialect sqlite|postgres]` runs the scale
+// scenario alone (bench/scenarios/scale.ts): bench/results/<date>-scale-<dialect>.json and .svg.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -11,10 +13,12 @@ import { NODE, ROOT, commandExists, stopAll, tempDir } from './lib/processes.ts'
 import { markdownTable, notAvailable, type Metric } from './lib/report.ts';
 import { CLIENT_CPU } from './lib/wrk.ts';
 import { httpScenarios } from './scenarios/http.ts';
+import { mcpScenarios } from './scenarios/mcp.ts';
 import { startupScenarios } from './scenarios/startup.ts';
 import { webhookScenarios } from './scenarios/webhooks.ts';
 import { snsScenarios } from './scenarios/sns.ts';
 import { metricsScenarios } from './scenarios/metrics.ts';
+import { parseSizes, scaleScenario, type ScaleResult } from './scenarios/scale.ts';
 
 export interface Plan {
   quick: boolean;
@@ -28,7 +32,8 @@ export interface Plan {
   log(line: string): void;
 }
 
-const { values } = parseArgs({
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
   options: {
     quick: { type: 'boolean', default: false },
     only: { type: 'string' },
@@ -37,8 +42,14 @@ const { values } = parseArgs({
     // Development of the harness itself: a full run's logic with fewer/shorter rounds.
     rounds: { type: 'string' },
     seconds: { type: 'string' },
+    // The scale scenario only.
+    sizes: { type: 'string', default: '1k,10k,100k,1m' },
+    dialect: { type: 'string', default: 'sqlite' },
   },
 });
+const scale = positionals[0] === 'scale';
+if (positionals.length > (scale ? 1 : 0)) throw new Error(`unknown argument ${positionals.join(' ')}: the one scenario named by argument is scale`);
+if (values.dialect !== 'sqlite' && values.dialect !== 'postgres') throw new Error('--dialect is sqlite or postgres');
 
 const started = Date.now();
 const log = (line: string) => process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
@@ -88,13 +99,18 @@ async function main() {
   const only = values.only?.split(',');
   const want = (name: string) => !only || only.includes(name);
   const metrics: Metric[] = [];
-  const sections: [string, (p: Plan) => Promise<Metric[]>][] = [
-    ['http', httpScenarios],
-    ['metrics', metricsScenarios],
-    ['webhooks', webhookScenarios],
-    ['sns', snsScenarios],
-    ['startup', startupScenarios],
-  ];
+  const extra: { scale?: ScaleResult } = {};
+  const scaleOptions = { sizes: parseSizes(values.sizes!), dialect: values.dialect as 'sqlite' | 'postgres' };
+  const sections: [string, (p: Plan) => Promise<Metric[]>][] = scale
+    ? [['scale', (p) => scaleScenario(p, scaleOptions, extra)]]
+    : [
+        ['http', httpScenarios],
+        ['metrics', metricsScenarios],
+        ['mcp', mcpScenarios],
+        ['webhooks', webhookScenarios],
+        ['sns', snsScenarios],
+        ['startup', startupScenarios],
+      ];
   // A failing section (an error answer, a failed delivery, a crash) fails the run, but only after
   // the other sections have run and the results are written: one broken figure costs no other.
   const failures: string[] = [];
@@ -135,13 +151,15 @@ async function main() {
     durationSeconds: Math.round((Date.now() - started) / 1000),
     failures,
     metrics,
+    ...(extra.scale ? { scale: { ...extra.scale, svg: undefined } } : {}),
   };
-  const table = markdownTable(metrics);
+  const table = markdownTable(metrics) + (extra.scale ? `\n\n${extra.scale.table}` : '');
   // A partial run (some sections, or fewer or shorter rounds) never replaces the day's full results.
-  const partial = [...(only ?? []), ...(values.rounds || values.seconds ? ['dev'] : [])].map((part) => `-${part}`).join('');
+  const partial = [...(scale ? ['scale', scaleOptions.dialect] : []), ...(only ?? []), ...(values.rounds || values.seconds ? ['dev'] : [])].map((part) => `-${part}`).join('');
   const outFile = values.out ?? path.join(ROOT, 'bench/results', `${result.date.slice(0, 10)}${quick ? '-quick' : ''}${partial}.json`);
   fs.mkdirSync(path.dirname(outFile), { recursive: true });
   fs.writeFileSync(outFile, JSON.stringify(result, null, 2) + '\n');
+  if (extra.scale) fs.writeFileSync(outFile.replace(/\.json$/, '') + '.svg', extra.scale.svg);
   if (failures.length) process.exitCode = 1;
   process.stdout.write(`\n${quick ? 'Quick' : 'Full'} run, ${result.date}, ${result.machine.cpu} × ${result.machine.cpus}, Node ${node}, ${result.durationSeconds} s\n\n${table}\n\nwritten to ${path.relative(ROOT, outFile)}\n`);
 }

@@ -23,11 +23,14 @@ const external = [
   '@fastify/swagger-ui',
   // Only with SERVICE_METRICS_TOKEN or SERVICE_WORKER_METRICS_PORT (src/metrics/).
   '@prometheus-io/client',
+  // The MCP SDK, loaded by the first /mcp request (src/mcp/server.ts).
+  '@modelcontextprotocol/server',
+  '@modelcontextprotocol/node',
   // Fastify require()s these inside functions, so esbuild would bundle them, but the service never
   // reaches those calls while it starts: the schema compilers (with Ajv and fast-json-stringify, a
   // third of the bundle's bytes) are loaded from node_modules by src/http/lazy-compilers.ts on a
-  // route's first request, and light-my-request only by `app.inject()` (tests). Bundled, V8 would
-  // still parse their ~470 KB on every start.
+  // route's first request, and light-my-request only by `app.inject()` (an MCP tool call, tests).
+  // Bundled, V8 would still parse their ~470 KB on every start.
   '@fastify/ajv-compiler',
   '@fastify/fast-json-stringify-compiler',
   'light-my-request',

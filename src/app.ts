@@ -5,6 +5,8 @@ import type { AppContext, TypedApp } from './app-context.ts';
 import { registerMeRoutes } from './accounts/me-routes.ts';
 import { registerDashboard } from './dashboard/routes.ts';
 import { registerAccountPages } from './accounts/routes.ts';
+import { registerAuditPage } from './audit/page.ts';
+import { registerAuditRoutes } from './audit/routes.ts';
 import { installAuthentication } from './http/auth.ts';
 import { ANONYMOUS } from './http/identity.ts';
 import { handleClientError, handleError, handleFrameworkError, installErrorHandling } from './http/errors.ts';
@@ -20,12 +22,15 @@ import { Problem } from './http/schemas.ts';
 import { requestLogger } from './util/logger.ts';
 import { registerSuppressionAdminRoutes } from './mail/admin-routes.ts';
 import { registerMailproviderIntake } from './mail/intake.ts';
+import { registerMcp } from './mcp/routes.ts';
 import { OAUTH_ROUTES } from './oauth/constants.ts';
 import { registerApplicationsPage } from './oauth/pages-applications.ts';
 import { registerOAuth } from './oauth/routes.ts';
 import { registerProductRoutes } from './products/routes.ts';
+import { memberTeam } from './teams/page-access.ts';
 import { registerTeamPages } from './teams/pages-routes.ts';
 import { registerTeamRoutes } from './teams/routes.ts';
+import { teamForMember } from './teams/teams.ts';
 import { registerEventCatalogRoutes } from './webhooks/catalog-routes.ts';
 import { registerWebhookPages } from './webhooks/pages-routes.ts';
 import { registerWebhookRoutes } from './webhooks/routes.ts';
@@ -126,14 +131,22 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
   registerHealthRoutes(app, ctx);
   registerMeRoutes(app, ctx);
   registerTeamRoutes(app, ctx);
+  registerAuditRoutes(app, ctx, teamForMember);
   registerProductRoutes(app, ctx);
   registerWebhookRoutes(app, ctx);
   registerEventCatalogRoutes(app, ctx);
   registerWebhooksDocument(app, ctx);
   await registerAccountPages(app, ctx);
   await registerTokenRoutes(app, ctx);
-  await registerDashboard(app, ctx, [registerTeamPages, registerWebhookPages, registerApplicationsPage]);
+  await registerDashboard(app, ctx, [
+    registerTeamPages,
+    (pages) => registerAuditPage(pages, ctx, memberTeam),
+    registerWebhookPages,
+    registerApplicationsPage,
+  ]);
   await registerMailproviderIntake(app, ctx);
   registerSuppressionAdminRoutes(app, ctx);
+  // The MCP endpoint (after every API route: its tools are made from their OpenAPI operations).
+  registerMcp(app, ctx);
   return app;
 }

@@ -44,11 +44,15 @@ export interface Config {
   webhooksEnabled: boolean;
   /** RFC 7591 dynamic client registration at POST /o/register/ (DCR_ENABLED). */
   dcrEnabled: boolean;
+  /** The remote MCP server at /mcp and its protected resource metadata (SERVICE_MCP_ENABLED). */
+  mcpEnabled: boolean;
   oauth: OAuthSettings;
   accounts: AccountSettings;
   webhooks: WebhookSettings;
   /** Lifetime of a team invitation's accept link (SERVICE_INVITATION_TTL_SECONDS). */
   invitationTtlSeconds: number;
+  /** Audit-log entries older than this many days are purged (SERVICE_AUDIT_RETENTION_DAYS, at least 30). */
+  auditRetentionDays: number;
   /** null: development file transport (`<dataDir>/mail/*.eml`); else an smtp:// or smtps:// URL. */
   emailUrl: string | null;
   emailFrom: string;
@@ -155,10 +159,12 @@ export function loadConfig(env: Env = process.env): Config {
     idempotencyTtlHours: readInt(env, 'SERVICE_IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365),
     webhooksEnabled: readBool(env, 'SERVICE_WEBHOOKS_ENABLED', false),
     dcrEnabled: readBool(env, 'DCR_ENABLED', !production),
+    mcpEnabled: readBool(env, 'SERVICE_MCP_ENABLED', true),
     oauth: readOAuthSettings(env),
     accounts: readAccountSettings(env),
     webhooks: readWebhookSettings(env),
     invitationTtlSeconds: readInt(env, 'SERVICE_INVITATION_TTL_SECONDS', 7 * 24 * 3600, 1, 90 * 24 * 3600),
+    auditRetentionDays: readInt(env, 'SERVICE_AUDIT_RETENTION_DAYS', 365, 30, 36500),
     emailUrl: readEmailUrl(env),
     emailFrom: readEmailFrom(env),
     mailproviderWebhookEnabled: readBool(env, 'SERVICE_MAILPROVIDER_WEBHOOK_ENABLED', false),

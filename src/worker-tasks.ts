@@ -2,6 +2,7 @@
 // worker loop (worker/) imports no feature, and each feature defines its own tasks. The order is
 // the order `svc worker` names them in.
 import { accountsPurgeTask } from './accounts/housekeeping.ts';
+import { auditPurgeTask } from './audit/purge-task.ts';
 import { idempotencyPurgeTask } from './http/idempotency-task.ts';
 import { mailWorkerTask } from './mail/outbox.ts';
 import { oauthPurgeTask } from './oauth/purge-task.ts';
@@ -9,4 +10,4 @@ import { webhookDeliveryTask } from './webhooks/delivery-worker.ts';
 import { webhookLogPurgeTask } from './webhooks/log-purge.ts';
 import type { WorkerTask } from './worker/worker.ts';
 
-export const WORKER_TASKS: WorkerTask[] = [mailWorkerTask, webhookDeliveryTask(), webhookLogPurgeTask, idempotencyPurgeTask, accountsPurgeTask, oauthPurgeTask];
+export const WORKER_TASKS: WorkerTask[] = [mailWorkerTask, webhookDeliveryTask(), webhookLogPurgeTask, idempotencyPurgeTask, accountsPurgeTask, oauthPurgeTask, auditPurgeTask];

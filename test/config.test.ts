@@ -25,6 +25,8 @@ describe('loadConfig', () => {
     assert.equal(config.patEmptyScopesFullAccess, true);
     assert.deepEqual(config.extraScopes, []);
     assert.equal(config.redisUrl, null);
+    assert.equal(config.mcpEnabled, true);
+    assert.equal(loadConfig({ SERVICE_MCP_ENABLED: 'false' }).mcpEnabled, false);
   });
 
   it('BASE_URL follows PORT by default and loses its trailing slash', () => {
@@ -96,6 +98,9 @@ describe('loadConfig', () => {
     ['SERVICE_OAUTH_ACCESS_TTL_SECONDS', 'an hour'],
     ['SERVICE_OAUTH_REFRESH_TTL_SECONDS', '59'],
     ['SERVICE_OAUTH_CLI_CLIENT_ENABLED', 'perhaps'],
+    ['SERVICE_AUDIT_RETENTION_DAYS', '29'],
+    ['SERVICE_AUDIT_RETENTION_DAYS', 'a year'],
+    ['SERVICE_MCP_ENABLED', 'later'],
   ];
   for (const [name, value] of invalid) {
     it(`${name}=${JSON.stringify(value)} is refused with a message naming ${name}`, () => {

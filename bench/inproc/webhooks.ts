@@ -20,10 +20,12 @@ import { sql } from 'kysely';
 import { Agent, request } from 'undici';
 import { createUser } from '../../src/accounts/users.ts';
 import type { AppContext } from '../../src/app-context.ts';
+import { SYSTEM_ACTOR } from '../../src/audit/actor.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import type { Executor } from '../../src/db/schema.ts';
+import { cliActor } from '../../src/audit/actor.ts';
 import { createTeam } from '../../src/teams/teams.ts';
 import { webhookDeliveryTask } from '../../src/webhooks/delivery-worker.ts';
 import { USER_AGENT } from '../../src/webhooks/http-client.ts';
@@ -89,8 +91,8 @@ async function setup(): Promise<{ ctx: AppContext; teamId: string; secret: strin
   const existing = await ctx.db.kysely.selectFrom('webhook_subscriptions').select(['team_id']).where('url', '=', url).executeTakeFirst();
   if (existing) return { ctx, teamId: existing.team_id, secret: null };
   const ownerId = await createUser(ctx.db.kysely, { email: `bench-owner-${randomUUID()}@example.com`, password: 'bench password that is long enough', verified: true });
-  const team = await createTeam(ctx.db.kysely, { name: 'Bench team', ownerId });
-  const { secret } = await createSubscription(ctx, new AddressGuard(ctx.config.webhooks), team.id, { url, events: ['*'] });
+  const team = await createTeam(ctx.db.kysely, { name: 'Bench team', ownerId }, cliActor('bench'));
+  const { secret } = await createSubscription(ctx, new AddressGuard(ctx.config.webhooks), team.id, { url, events: ['*'] }, cliActor('bench'));
   return { ctx, teamId: team.id, secret };
 }
 
@@ -362,7 +364,7 @@ async function signing() {
   const subscription = await ctx.db.kysely.selectFrom('webhook_subscriptions').selectAll().where('team_id', '=', teamId).executeTakeFirstOrThrow();
   const signTwice = async (twice: boolean) => {
     ctx.config.webhooks.secretOverlapHours = twice ? 1 : 0;
-    await rotateSecret(ctx, subscription);
+    await rotateSecret(ctx, subscription, SYSTEM_ACTOR);
   };
   let rate = 2000;
   // Enough due rows for a pair of windows at the fastest rate seen, twice over.

@@ -38,7 +38,7 @@ function available(): string | null {
 }
 
 /** A self-signed certificate for 127.0.0.1: the receiver's, trusted by the worker as its CA. */
-function certificate(dir: string) {
+export function certificate(dir: string) {
   const cert = path.join(dir, 'receiver-cert.pem');
   const key = path.join(dir, 'receiver-key.pem');
   run('openssl', [

@@ -3,6 +3,7 @@
 // already ignore all of them; this only keeps the tables small. Each DELETE is idempotent, so any
 // number of workers may run it at once.
 import type { AppContext } from '../app-context.ts';
+import { purgeOlderThan } from '../db/batched-delete.ts';
 import { nowIso } from '../util/time.ts';
 import { periodic } from '../worker/periodic.ts';
 import { WINDOW_SECONDS } from './auth-throttle.ts';
@@ -12,10 +13,12 @@ export const ACCOUNTS_PURGE_INTERVAL_MS = 10 * 60_000;
 export async function purgeAccountRows(ctx: Pick<AppContext, 'db'>): Promise<void> {
   const db = ctx.db.kysely;
   const now = nowIso();
-  await db.deleteFrom('sessions').where('expires_at', '<', now).execute();
+  // Tables that grow with the users (one row per session, per refresh, per failed sign-in) go in
+  // batches along their time index (db/batched-delete.ts); e-mail keys are few and short-lived.
+  await purgeOlderThan(db, 'sessions', 'expires_at', now);
   await db.deleteFrom('account_keys').where((eb) => eb.or([eb('expires_at', '<', now), eb('used_at', 'is not', null)])).execute();
-  await db.deleteFrom('auth_failures').where('created_at', '<', new Date(Date.now() - WINDOW_SECONDS * 1000).toISOString()).execute();
-  await db.deleteFrom('jwt_refresh_tokens').where('expires_at', '<', now).execute();
+  await purgeOlderThan(db, 'auth_failures', 'created_at', new Date(Date.now() - WINDOW_SECONDS * 1000).toISOString());
+  await purgeOlderThan(db, 'jwt_refresh_tokens', 'expires_at', now, { key: ['token_hash'] });
 }
 
 export const accountsPurgeTask = periodic({ name: 'accounts-purge', intervalMs: ACCOUNTS_PURGE_INTERVAL_MS, round: purgeAccountRows });

@@ -1,8 +1,8 @@
 // The dashboard's pages in one encapsulated group: home (/), and the pages each capability keeps in
-// its own folder (teams and their members, webhooks and their delivery log, authorized
-// applications), which app.ts hands over. What they share is set up here once: the error pages (a refusal thrown as an HttpProblem becomes
-// an HTML page with its status), the CSRF check of every form post, and the login every page but
-// the landing page needs.
+// its own folder (teams and their members, a team's audit log, webhooks and their delivery log,
+// authorized applications), which app.ts hands over. What they share is set up here once: the
+// error pages (a refusal thrown as an HttpProblem becomes an HTML page with its status), the CSRF
+// check of every form post, and the login every page but the landing page needs.
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.ts';
 import { redirectToLogin } from '../accounts/session-auth.ts';

@@ -4,6 +4,7 @@
 // times are ISO 8601 UTC strings (`2026-01-31T12:00:00.000Z`, fixed width so they sort as text),
 // flags are integers 0/1, lists and objects are JSON text.
 import type { Generated, Insertable, Kysely, Selectable, Transaction } from 'kysely';
+import type { AuditEntriesTable } from './tables/audit.ts';
 import type { AccountKeysTable, AuthFailuresTable, RecoveryCodesTable, SessionsTable, UsersTable, UserTotpTable } from './tables/accounts.ts';
 import type { JwtKeysTable, JwtRefreshTokensTable, PersonalAccessTokensTable } from './tables/tokens.ts';
 import type { OAuthConsentsTable, OAuthDevicePollsTable, OAuthModelsTable, OAuthUserCodeFailuresTable } from './tables/oauth.ts';
@@ -40,6 +41,7 @@ export interface IdempotencyKeysTable {
 export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   events: EventsTable;
+  audit_entries: AuditEntriesTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   users: UsersTable;

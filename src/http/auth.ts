@@ -16,10 +16,12 @@ export interface BearerResolver {
   /** Cheap syntactic test: does this token look like one of mine? */
   matches(token: string): boolean;
   /**
-   * The identity, or null when the token is unknown, expired, revoked or its user inactive. A
-   * resolver may answer synchronously (a cached token) so that the request needs no promise.
+   * The identity, or null when the token is unknown, expired, revoked or its user inactive, or was
+   * issued for another audience than `resource` (the protected resource the request is for: the
+   * API, BASE_URL, or the MCP endpoint, BASE_URL/mcp). A resolver may answer synchronously (a cached
+   * token) so that the request needs no promise.
    */
-  resolve(token: string, request: FastifyRequest): AuthenticatedIdentity | null | Promise<AuthenticatedIdentity | null>;
+  resolve(token: string, request: FastifyRequest, resource: string): AuthenticatedIdentity | null | Promise<AuthenticatedIdentity | null>;
 }
 
 /**
@@ -53,8 +55,11 @@ export class Authenticator {
   readonly #bearer: BearerResolver[] = [];
   #sessions: SessionResolver | null = null;
   readonly #resourceMetadataUrl: string;
+  /** The API's resource identifier (RFC 8707): BASE_URL. */
+  readonly #apiResource: string;
 
   constructor(baseUrl: string) {
+    this.#apiResource = baseUrl;
     this.#resourceMetadataUrl = `${baseUrl}/.well-known/oauth-protected-resource`;
   }
 
@@ -75,6 +80,23 @@ export class Authenticator {
   authenticate(request: FastifyRequest): Promise<void> | undefined {
     const header = request.headers.authorization;
     if (header === undefined) return this.#settle(request, this.#sessions?.forApi(request) ?? null);
+    return this.#bearerHeader(request, header, this.#apiResource);
+  }
+
+  /**
+   * A request only a bearer token may authenticate, for the protected resource `resource` (the MCP
+   * endpoint): no Authorization header is nobody, whatever cookies the request carries.
+   */
+  authenticateBearer(request: FastifyRequest, resource: string): Promise<void> | undefined {
+    const header = request.headers.authorization;
+    if (header === undefined) {
+      request.identity = ANONYMOUS;
+      return;
+    }
+    return this.#bearerHeader(request, header, resource);
+  }
+
+  #bearerHeader(request: FastifyRequest, header: string, resource: string): Promise<void> | undefined {
     const match = BEARER.exec(header);
     if (!match) {
       request.identity = refusedCredential('Authorization header must be "Bearer <token>".');
@@ -82,7 +104,7 @@ export class Authenticator {
     }
     const token = match[1];
     const resolver = this.#bearer.find((candidate) => candidate.matches(token));
-    const resolved = resolver ? resolver.resolve(token, request) : null;
+    const resolved = resolver ? resolver.resolve(token, request, resource) : null;
     if (resolved instanceof Promise) {
       // Nobody until the resolver answers, so that an error answer (a failed query) has an identity too.
       request.identity = ANONYMOUS;

@@ -16,6 +16,7 @@ import { Transform, pipeline, type Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Kysely } from 'kysely';
+import { purgeOlderThan } from '../db/batched-delete.ts';
 import type { Database, Row } from '../db/schema.ts';
 import { ConflictError, ValidationError } from '../util/domain-errors.ts';
 
@@ -240,19 +241,9 @@ class IdempotencyStore {
   }
 }
 
-/** Deletes expired records, in batches; returns how many. The worker runs it (idempotency-task.ts). */
-export async function purgeExpiredIdempotencyKeys(db: Kysely<Database>, now = Date.now(), batch = 1000): Promise<number> {
-  const cutoff = iso(now);
-  let total = 0;
-  for (;;) {
-    const result = await db
-      .deleteFrom('idempotency_keys')
-      .where('id', 'in', (eb) => eb.selectFrom('idempotency_keys').select('id').where('expires_at', '<=', cutoff).limit(batch))
-      .executeTakeFirst();
-    const deleted = Number(result.numDeletedRows);
-    total += deleted;
-    if (deleted < batch) return total;
-  }
+/** Deletes expired records, in batches along the expiry index; returns how many. The worker runs it (idempotency-task.ts). */
+export async function purgeExpiredIdempotencyKeys(db: Kysely<Database>, now = Date.now()): Promise<number> {
+  return purgeOlderThan(db, 'idempotency_keys', 'expires_at', iso(now));
 }
 
 function pathOf(url: string): string {

@@ -43,6 +43,11 @@ export interface Identity {
   readonly session: SessionInfo | null;
   /** Why a presented credential was refused; null when none was presented or it was valid. */
   readonly credentialError: string | null;
+  /**
+   * The request runs inside another one the throttle has counted already (an MCP tool call runs its
+   * API route in-process, mcp/tool-calls.ts): it is not counted again.
+   */
+  readonly precounted?: true;
 }
 
 /** An identity with a user: what requireUser() and requireScope() hand back. */

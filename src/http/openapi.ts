@@ -1,6 +1,8 @@
 // The OpenAPI 3.0 document, generated from the route schemas, at /api/schema/, and an interactive
 // browser at /api/docs/. Both can be turned off with SERVICE_API_DOCS_PUBLIC=false (the production
-// default); then neither plugin is loaded at all (docs/architecture.md, "Lazy loading").
+// default). The document is still generated when the MCP endpoint is on (its tools are made from
+// it, mcp/catalog.ts), only not served; with both off neither plugin is loaded at all
+// (docs/architecture.md, "Lazy loading").
 import type { AppContext, TypedApp } from '../app-context.ts';
 
 /** The security schemes of the document: OAuth 2.0 access tokens, and bearer PATs and JWTs. */
@@ -26,8 +28,8 @@ export interface OAuthEndpoints {
 }
 
 export async function registerOpenApi(app: TypedApp, { config, scopes }: AppContext, oauth: OAuthEndpoints) {
-  if (!config.apiDocsPublic) return;
-  const [{ default: swagger }, { default: swaggerUi }] = await Promise.all([import('@fastify/swagger'), import('@fastify/swagger-ui')]);
+  if (!config.apiDocsPublic && !config.mcpEnabled) return;
+  const { default: swagger } = await import('@fastify/swagger');
   const emptyPatScopes = config.patEmptyScopesFullAccess ? "a PAT created with no scopes has the user's full access" : 'a PAT created with no scopes has no access';
   await app.register(swagger, {
     openapi: {
@@ -83,6 +85,8 @@ export async function registerOpenApi(app: TypedApp, { config, scopes }: AppCont
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
+  if (!config.apiDocsPublic) return;
   app.get('/api/schema/', { schema: { hide: true } }, async () => app.swagger());
+  const { default: swaggerUi } = await import('@fastify/swagger-ui');
   await app.register(swaggerUi, { routePrefix: '/api/docs', staticCSP: true });
 }

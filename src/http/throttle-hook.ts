@@ -42,7 +42,8 @@ export function setRateLimitHeaders(reply: FastifyReply, result: RateResult): vo
 /**
  * Counts the request: a route marked `config: { throttle: 'auth' }` in the auth bucket of the
  * client address; an authenticated request in its user's bucket; anything else (no credential, or
- * an invalid one, so that guessing tokens is throttled) in the anonymous bucket of the address.
+ * an invalid one, so that guessing tokens is throttled) in the anonymous bucket of the address; a
+ * request inside one already counted (identity.precounted) not at all.
  * Calls `done` with the 429 problem when over the limit, so the route does not run. Synchronous in
  * memory mode (no promise on the hot path), asynchronous with Redis.
  */
@@ -53,7 +54,9 @@ export function throttleRequest(
   reply: FastifyReply,
   done: (error?: Error) => void,
 ): void {
-  const user = request.identity.user;
+  const identity = request.identity;
+  if (identity.precounted) return done();
+  const user = identity.user;
   const result =
     request.routeOptions.config?.throttle === 'auth'
       ? throttle.consume('auth', clientAddresses.of(request.raw))

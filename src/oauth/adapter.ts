@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
+import { purgeOlderThan } from '../db/batched-delete.ts';
 import type { Database } from '../db/schema.ts';
 import { hashClientSecret } from './keys.ts';
 
@@ -124,11 +125,15 @@ export function kyselyAdapterFor(db: Kysely<Database>) {
   };
 }
 
-/** Deletes rows that expired more than a day ago (the day keeps "expired" answers specific). */
+/**
+ * Deletes rows that expired more than a day ago (the day keeps "expired" answers specific). The
+ * models go in batches along oauth_models_expires_idx (db/batched-delete.ts); device polling state
+ * and wrong-code records live minutes, and their tables stay small.
+ */
 export async function deleteExpiredOAuthRows(db: Kysely<Database>, now = Date.now()): Promise<number> {
   const cutoff = new Date(now - 86_400_000).toISOString();
-  const models = await db.deleteFrom('oauth_models').where('expires_at', '<', cutoff).executeTakeFirst();
+  const models = await purgeOlderThan(db, 'oauth_models', 'expires_at', cutoff, { key: ['model', 'id'] });
   await db.deleteFrom('oauth_device_polls').where('expires_at', '<', cutoff).execute();
   await db.deleteFrom('oauth_user_code_failures').where('created_at', '<', cutoff).execute();
-  return Number(models.numDeletedRows);
+  return models;
 }

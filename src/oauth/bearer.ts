@@ -1,7 +1,8 @@
-// OAuth access tokens as API bearer credentials: the opaque token is looked up through the provider
+// OAuth access tokens as bearer credentials: the opaque token is looked up through the provider
 // (AccessToken.find: one indexed read, expiry and format checked by the library), then its user,
-// which must still be active. The identity carries exactly the token's scopes. Tokens of a client
-// the operator turned off (the built-in CLI client, first-party.ts) stop working at once.
+// which must still be active; its audience must be the resource the request is for (the API or the
+// MCP endpoint). The identity carries exactly the token's scopes. Tokens of a client the operator
+// turned off (the built-in CLI client, first-party.ts) stop working at once.
 import type { Kysely } from 'kysely';
 import type Provider from 'oidc-provider';
 import { toAuthUser } from '../accounts/users.ts';
@@ -16,13 +17,11 @@ export class OAuthBearerResolver implements BearerResolver {
   /** The provider, built on the first OAuth-looking token (routes.ts: built on first use). */
   readonly #provider: () => Promise<Provider>;
   readonly #db: Kysely<Database>;
-  readonly #resource: string;
   readonly #refusedClients: ReadonlySet<string>;
 
-  constructor(provider: () => Promise<Provider>, db: Kysely<Database>, resource: string, refusedClients: ReadonlySet<string> = new Set()) {
+  constructor(provider: () => Promise<Provider>, db: Kysely<Database>, refusedClients: ReadonlySet<string> = new Set()) {
     this.#provider = provider;
     this.#db = db;
-    this.#resource = resource;
     this.#refusedClients = refusedClients;
   }
 
@@ -30,14 +29,16 @@ export class OAuthBearerResolver implements BearerResolver {
     return OPAQUE_TOKEN.test(token) && !token.startsWith('svc_');
   }
 
-  async resolve(token: string): Promise<AuthenticatedIdentity | null> {
+  async resolve(token: string, _request: unknown, resource: string): Promise<AuthenticatedIdentity | null> {
     const provider = await this.#provider();
     const accessToken = await provider.AccessToken.find(token);
     if (!accessToken || accessToken.isExpired || !accessToken.accountId) return null;
     if (accessToken.clientId && this.#refusedClients.has(accessToken.clientId)) return null;
-    // Issued for this API (RFC 8707 audience), not for some other resource.
+    // Issued for the resource the request is for (RFC 8707 audience): a token for the API is no
+    // credential at the MCP endpoint, and the other way round. Every token is issued for exactly
+    // one resource (provider.ts: resource indicators, a resource by default).
     const audience = accessToken.aud;
-    if (audience !== undefined && audience !== this.#resource && !(Array.isArray(audience) && audience.includes(this.#resource))) return null;
+    if (audience !== resource && !(Array.isArray(audience) && audience.includes(resource))) return null;
     if (!/^\d{1,15}$/.test(accessToken.accountId)) return null;
     const user = await this.#db
       .selectFrom('users')

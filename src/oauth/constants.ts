@@ -32,3 +32,14 @@ export function appUserOf(req: IncomingMessage): number | null | undefined {
   return (req as unknown as Record<symbol, number | null | undefined>)[APP_USER];
 }
 
+
+/**
+ * The remote MCP endpoint's path. It is a protected resource of its own (RFC 8707 / RFC 9728):
+ * BASE_URL + this path, and its access tokens are issued for that audience only.
+ */
+export const MCP_PATH = '/mcp';
+
+/** The MCP endpoint's resource identifier, or null when SERVICE_MCP_ENABLED is off. */
+export function mcpResourceOf(config: { baseUrl: string; mcpEnabled: boolean }): string | null {
+  return config.mcpEnabled ? `${config.baseUrl}${MCP_PATH}` : null;
+}

@@ -17,6 +17,29 @@ import type { OAuthServer } from './provider.ts';
 import type { LazyOAuthServer } from './lazy-server.ts';
 
 type Details = Awaited<ReturnType<OAuthServer['provider']['interactionDetails']>>;
+type Client = NonNullable<Awaited<ReturnType<OAuthServer['provider']['Client']['find']>>>;
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * What the consent page says about the client, so that a person can tell an impostor: its name
+ * (which the client chose itself, so never alone), the host its client_id is published on (a
+ * Client ID Metadata Document: the one fact about it that someone controls), the host the browser
+ * goes back to, and a warning when that is this computer (an app running locally, or anything
+ * listening on a loopback port).
+ */
+function consentFacts(client: Client, redirectUri: string) {
+  const clientIdUrl = /^https:\/\//.test(client.clientId) ? URL.parse(client.clientId) : null;
+  const redirectHost = URL.parse(redirectUri)?.hostname ?? '';
+  return {
+    clientName: client.clientName || client.clientId,
+    clientUri: typeof client.clientUri === 'string' ? client.clientUri : null,
+    clientIdHost: clientIdUrl?.host ?? null,
+    redirectUri,
+    redirectHost: URL.parse(redirectUri)?.host ?? redirectUri,
+    redirectIsLocal: LOOPBACK.has(redirectHost) || redirectHost.endsWith('.localhost'),
+  };
+}
 
 const EXPIRED = 'This sign-in request has expired or is not valid. Start again from the application.';
 
@@ -69,7 +92,8 @@ export function registerInteractionPages(app: TypedApp, ctx: AppContext, server:
     if (missing.oidc.length) target.addOIDCScope(missing.oidc.join(' '));
     for (const [indicator, scopes] of Object.entries(missing.resources)) grantScopes(target, indicator, scopes);
     // Asked again only for what was requested; nothing missing means the request only re-confirms.
-    if (!missing.all.length) grantScopes(target, server.resource, String(details.params.scope ?? '').split(' ').filter(Boolean));
+    const resource = typeof details.params.resource === 'string' ? details.params.resource : server.resource;
+    if (!missing.all.length) grantScopes(target, resource, String(details.params.scope ?? '').split(' ').filter(Boolean));
     const grantId = await target.save();
     await rememberConsent(db, userId, clientId, grantId);
     return grantId;
@@ -102,9 +126,7 @@ export function registerInteractionPages(app: TypedApp, ctx: AppContext, server:
       reply.header('X-OAuth-Form-Target', origin ?? '');
       return renderPage(reply, 'oauth/views/consent', {
         title: 'Authorize access',
-        clientName: client.clientName || client.clientId,
-        clientUri: typeof client.clientUri === 'string' ? client.clientUri : null,
-        redirectUri,
+        ...consentFacts(client, redirectUri),
         scopes: requested.map((name) => ({ name, description: ctx.scopes.describe(name) })),
         action: interactionPath(details.uid),
       });

@@ -3,16 +3,21 @@
 // (keys.ts), scopes from the registry, accounts from the users table. What the library does not do
 // by itself and this service wants is added around it: unknown scopes refused and the default scope
 // (checkRequestedScopes below), `interval` in the device authorization answer (post-middleware below),
-// slow_down (device-polling.ts), the DCR body rules (registration.ts), throttling (mount.ts).
+// slow_down (device-polling.ts), the DCR body rules (registration.ts), throttling (mount.ts), the
+// resources tokens are issued for (resources.ts), Client ID Metadata Documents fetched through the
+// SSRF guard (client-metadata-documents.ts).
 import { timingSafeEqual } from 'node:crypto';
 import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { AppContext } from '../app-context.ts';
 import { kyselyAdapterFor } from './adapter.ts';
+import { clientIdMetadataDocumentFeature, MAX_DOCUMENT_BYTES, metadataDocumentFetch } from './client-metadata-documents.ts';
 import { AUTHORIZATION_CODE_TTL, DEVICE_CODE_TTL, DEVICE_POLL_INTERVAL, GRANT_TTL, OAUTH_ROUTES, appUserOf, interactionPath } from './constants.ts';
 import { loadExistingGrant } from './consents.ts';
 import { devicePages } from './device-pages.ts';
 import { firstPartyClients } from './first-party.ts';
 import { cookieKeys, hashClientSecret, signingJwks } from './keys.ts';
+import { REGISTERED_SCOPE } from './registration.ts';
+import { resourceAudiences } from './resources.ts';
 import { splitScope, unknownScopes } from './scope-policy.ts';
 
 export interface OAuthServer {
@@ -26,7 +31,7 @@ export function createOAuthServer(ctx: AppContext): OAuthServer {
   const db = ctx.db.kysely;
   const secretKey = config.secretKey!;
   const resource = config.baseUrl;
-  const resourceIdentifiers = new Set([resource, `${resource}/`]);
+  const audiences = resourceAudiences(config);
   const { accessTokenTtlSeconds, refreshTokenTtlSeconds } = config.oauth;
 
   // The login prompt also asks when the browser's app session is not the user the provider's own
@@ -58,6 +63,16 @@ export function createOAuthServer(ctx: AppContext): OAuthServer {
     scopes: registry.names(),
     responseTypes: ['code'],
     clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
+    // The scope a client registered (registration.ts): echoed by registration, asked for by a request without `scope`.
+    extraClientMetadata: {
+      properties: [REGISTERED_SCOPE],
+      validator: (_koa, key, value) => {
+        if (key === REGISTERED_SCOPE && value !== undefined && typeof value !== 'string') throw new errors.InvalidClientMetadata(`${key} must be a string`);
+      },
+    },
+    // The one outbound request the library makes here: Client ID Metadata Documents.
+    fetch: metadataDocumentFetch(config.webhooks, registry) as unknown as Configuration['fetch'],
+    fetchResponseBodyLimits: { 'client_id metadata document': MAX_DOCUMENT_BYTES },
     clientDefaults: {
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
@@ -85,6 +100,7 @@ export function createOAuthServer(ctx: AppContext): OAuthServer {
         successSource: pages.successSource,
       },
       registration: { enabled: config.dcrEnabled, initialAccessToken: false, issueRegistrationAccessToken: false },
+      clientIdMetadataDocument: clientIdMetadataDocumentFeature(),
       revocation: {
         enabled: true,
         // A client revokes only its own tokens (RFC 7009 §2.1); for another client's token a public
@@ -102,20 +118,22 @@ export function createOAuthServer(ctx: AppContext): OAuthServer {
       },
       resourceIndicators: {
         enabled: true,
+        // A request naming no resource is for the API (clients from before the MCP endpoint send none).
         defaultResource: async (_koa, _client, oneOf) => {
-          if (oneOf) return oneOf.find((value) => resourceIdentifiers.has(value)) ?? oneOf[0];
+          if (oneOf) return oneOf.find((value) => audiences.has(value)) ?? oneOf[0];
           return resource;
         },
-        // Tokens are always for the resource the grant was made for: the API.
+        // Tokens are always for the resource the grant was made for.
         useGrantedResource: async () => true,
         getResourceServerInfo: async (koa, indicator, client) => {
-          if (!resourceIdentifiers.has(indicator)) throw new errors.InvalidTarget();
+          const audience = audiences.get(indicator);
+          if (!audience) throw new errors.InvalidTarget();
           // Called for every authorization and device authorization request (the resource defaults
           // to the API) after the client and redirect URI are verified and before any prompt: the
           // one place the library lets this service judge the requested scopes, with errors that
           // go back to the client the OAuth way.
           checkRequestedScopes(koa, client);
-          return { scope: registry.names().join(' '), audience: resource, accessTokenTTL: accessTokenTtlSeconds, accessTokenFormat: 'opaque' };
+          return { scope: registry.names().join(' '), audience, accessTokenTTL: accessTokenTtlSeconds, accessTokenFormat: 'opaque' };
         },
       },
     },
@@ -166,12 +184,17 @@ export function createOAuthServer(ctx: AppContext): OAuthServer {
 
   // Post-processing of library answers that this service words differently:
   //  - the device authorization response gains `interval` (RFC 8628 §3.2; slow_down in device-polling.ts)
-  //  - discovery lists the registry's scopes (the library adds `openid`, which this service refuses).
+  //  - discovery lists the registry's scopes (the library adds `openid`, which this service refuses)
+  //  - registration echoes the scope the client registered, not the library's ceiling (registration.ts).
   provider.use(async (koa, next) => {
     await next();
     const route = (koa as KoaContextWithOIDC).oidc?.route;
     if (route === 'device_authorization' && koa.status === 200 && koa.body && typeof koa.body === 'object') {
       (koa.body as Record<string, unknown>).interval = DEVICE_POLL_INTERVAL;
+    } else if (route === 'registration' && koa.status === 201 && koa.body && typeof koa.body === 'object') {
+      const body = koa.body as Record<string, unknown>;
+      if (typeof body[REGISTERED_SCOPE] === 'string') body.scope = body[REGISTERED_SCOPE];
+      delete body[REGISTERED_SCOPE];
     } else if (route === 'discovery' && koa.body && typeof koa.body === 'object') {
       const body = koa.body as Record<string, unknown>;
       body.scopes_supported = registry.names();
@@ -181,13 +204,15 @@ export function createOAuthServer(ctx: AppContext): OAuthServer {
   });
 
   /** Unknown scopes are refused; a request without `scope` asks for what the client registered. */
-  function checkRequestedScopes(koa: KoaContextWithOIDC, client: { scope?: string } | undefined) {
+  function checkRequestedScopes(koa: KoaContextWithOIDC, client: KoaContextWithOIDC['oidc']['client']) {
     const route = koa.oidc.route;
     if (route !== 'authorization' && route !== 'device_authorization') return;
     const params = koa.oidc.params!;
     const requested = splitScope(params.scope);
     if (requested.length === 0) {
-      if (client?.scope) params.scope = client.scope;
+      const registered = client?.metadata()[REGISTERED_SCOPE];
+      const fallback = typeof registered === 'string' ? registered : client?.scope;
+      if (fallback) params.scope = fallback;
       return;
     }
     const unknown = unknownScopes(registry, requested);

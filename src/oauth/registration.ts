@@ -21,6 +21,13 @@ export class RegistrationError extends ValidationError {
 }
 
 export const GRANT_TYPES = ['authorization_code', DEVICE_GRANT, 'refresh_token'] as const;
+/**
+ * Client metadata of this service: the scope the client registered with. The library's `scope`
+ * is a ceiling it enforces at every authorization; the registered scope is no ceiling here (a
+ * client may ask for more later, and get it after consent), only what a request without `scope`
+ * asks for and what the registration answer echoes.
+ */
+export const REGISTERED_SCOPE = 'svc_registered_scope';
 const AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post'];
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
 // Informational fields passed through to the library; anything else is ignored (RFC 7591 §2).
@@ -32,7 +39,9 @@ export interface ClientMetadata {
   response_types: string[];
   redirect_uris: string[];
   token_endpoint_auth_method: string;
+  /** The scopes the library lets the client ask for: every scope but the reserved `admin` (unless registered). */
   scope: string;
+  [REGISTERED_SCOPE]: string;
   [key: string]: unknown;
 }
 
@@ -115,7 +124,8 @@ export function normaliseClientMetadata(body: unknown, registry: ScopeRegistry):
     response_types: responseTypes,
     redirect_uris: redirectUris,
     token_endpoint_auth_method: method,
-    scope: scope.join(' '),
+    scope: registry.names().filter((name) => scope.includes(name) || defaultClientScopes(registry).includes(name)).join(' '),
+    [REGISTERED_SCOPE]: scope.join(' '),
   };
   if (typeof name === 'string') metadata.client_name = name.trim();
   for (const field of PASS_THROUGH) if (input[field] !== undefined) metadata[field] = input[field];

@@ -1,4 +1,5 @@
 import type { AppContext } from '../app-context.ts';
+import { cliActor } from '../audit/actor.ts';
 import { findUserByEmail } from '../accounts/users.ts';
 import { UsageError, optional, required, type Command } from '../cli/framework.ts';
 import { NotFoundError } from '../util/domain-errors.ts';
@@ -29,7 +30,7 @@ const teamCreate: Command = {
     if (name.trim().length > 100) throw new UsageError('--name must be at most 100 characters');
     const ctx = await open();
     const ownerId = await userIdFor(ctx, owner);
-    const team = await createTeam(ctx.db.kysely, { name, slug, ownerId });
+    const team = await createTeam(ctx.db.kysely, { name, slug, ownerId }, cliActor('team create'));
     io.out(team.id);
   },
 };
@@ -48,7 +49,7 @@ const teamAddMember: Command = {
     const team = await teamFor(ctx, teamRef);
     const userId = await userIdFor(ctx, email);
     // A direct add is a join like an accepted invitation: it emits team.member.added.
-    await addMember(ctx.db.kysely, team.id, userId, role, ctx);
+    await addMember(ctx.db.kysely, team.id, userId, role, cliActor('team add-member'), ctx);
     io.out(`${email} added to ${team.slug} as ${role}`);
   },
 };
@@ -64,7 +65,7 @@ function activation(active: boolean): Command {
       const teamRef = required(values, 'team');
       const ctx = await open();
       const team = await teamFor(ctx, teamRef);
-      await setTeamActive(ctx.db.kysely, team.id, active);
+      await setTeamActive(ctx.db.kysely, team.id, active, cliActor(`team ${verb}`));
       io.out(`${team.slug} ${verb}d`);
     },
   };

@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext, TypedApp } from '../app-context.ts';
 import { isValidEmail, normaliseEmail } from '../accounts/email.ts';
+import { requestActor } from '../audit/actor.ts';
 import { requireUser } from '../http/identity.ts';
 import { pageEnvelope, pageRequest } from '../http/pagination.ts';
 import { PageOf, PageQuery, ProblemRef, authErrors } from '../http/schemas.ts';
@@ -98,7 +99,7 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
         email,
         role,
         message: cleanMessage(request.body.message),
-      });
+      }, requestActor(request, ctx.clientAddresses));
       return reply.code(201).send(invitation);
     },
   );
@@ -143,7 +144,7 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
     async (request, reply) => {
       const team = await managedTeam(request.params.team_id, requireUser(request).user.id);
       if (!isUuid(request.params.id)) throw new NotFoundError('No pending invitation has that id.');
-      await revokeInvitation(db.kysely, team.id, request.params.id.toLowerCase());
+      await revokeInvitation(db.kysely, team.id, request.params.id.toLowerCase(), requestActor(request, ctx.clientAddresses));
       return reply.code(204).send(null);
     },
   );
@@ -170,7 +171,7 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
     },
     async (request) => {
       const userId = requireUser(request).user.id;
-      const { team } = await acceptInvitation(ctx, request.body.token, userId);
+      const { team } = await acceptInvitation(ctx, request.body.token, userId, requestActor(request, ctx.clientAddresses));
       return teamForMember(db.kysely, team.id, userId);
     },
   );

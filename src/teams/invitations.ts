@@ -4,6 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { AppContext } from '../app-context.ts';
+import type { Actor } from '../audit/actor.ts';
+import { recordAudit } from '../audit/record.ts';
 import type { Database, Executor, Row } from '../db/schema.ts';
 import { ConflictError, ForbiddenError, GoneError, NotFoundError } from '../util/domain-errors.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
@@ -59,7 +61,7 @@ const nameOf = (user: NewInvitation['inviter']) =>
  * stops working; the team's row lock (and the partial unique index behind it) keeps two concurrent
  * invitations from both staying live.
  */
-export async function createInvitation(ctx: AppContext, input: NewInvitation): Promise<InvitationView> {
+export async function createInvitation(ctx: AppContext, input: NewInvitation, actor: Actor): Promise<InvitationView> {
   return ctx.db.kysely.transaction().execute(async (trx) => {
     await lockTeam(trx, input.team.id);
     const member = await trx
@@ -71,13 +73,14 @@ export async function createInvitation(ctx: AppContext, input: NewInvitation): P
       .executeTakeFirst();
     if (member) throw new ConflictError(`${input.email} is already a member of this team.`);
     const now = nowIso();
-    await trx
+    const replaced = await trx
       .updateTable('invitations')
       .set({ status: 'replaced', closed_at: now })
       .where('team_id', '=', input.team.id)
       .where('email', '=', input.email)
       .where('status', '=', 'pending')
-      .execute();
+      .returning('id')
+      .executeTakeFirst();
     const token = newInvitationToken();
     const row = {
       id: randomUUID(),
@@ -94,6 +97,8 @@ export async function createInvitation(ctx: AppContext, input: NewInvitation): P
       closed_at: null,
     };
     await trx.insertInto('invitations').values(row).execute();
+    const data = { email: row.email, role: row.role, expires_at: row.expires_at, replaced: replaced?.id ?? null };
+    await recordAudit(trx, actor, { teamId: input.team.id, action: 'team.invitation.created', targetId: row.id, data });
     await ctx.events.emit(trx, {
       type: 'team.invitation.created',
       teamId: input.team.id,
@@ -130,15 +135,19 @@ export async function listInvitations(db: Kysely<Database>, teamId: string, limi
 }
 
 /** Revokes a pending invitation of the team; anything else (unknown, another team's, closed) → NotFoundError. */
-export async function revokeInvitation(db: Kysely<Database>, teamId: string, invitationId: string): Promise<void> {
-  const result = await db
-    .updateTable('invitations')
-    .set({ status: 'revoked', closed_at: nowIso() })
-    .where('id', '=', invitationId)
-    .where('team_id', '=', teamId)
-    .where('status', '=', 'pending')
-    .executeTakeFirst();
-  if (Number(result.numUpdatedRows) === 0) throw new NotFoundError('No pending invitation has that id.');
+export async function revokeInvitation(db: Kysely<Database>, teamId: string, invitationId: string, actor: Actor): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const revoked = await trx
+      .updateTable('invitations')
+      .set({ status: 'revoked', closed_at: nowIso() })
+      .where('id', '=', invitationId)
+      .where('team_id', '=', teamId)
+      .where('status', '=', 'pending')
+      .returning(['email', 'role'])
+      .executeTakeFirst();
+    if (!revoked) throw new NotFoundError('No pending invitation has that id.');
+    await recordAudit(trx, actor, { teamId, action: 'team.invitation.revoked', targetId: invitationId, data: { email: revoked.email, role: revoked.role } });
+  });
 }
 
 export interface InvitationPreview {
@@ -182,7 +191,7 @@ export async function openInvitation(db: Executor, token: string): Promise<Invit
  * even under concurrency (the pending → accepted update is conditional), and the membership insert
  * relies on the unique (team, user) constraint. Emits `team.member.added` in the same transaction.
  */
-export async function acceptInvitation(ctx: AppContext, token: string, userId: number): Promise<{ team: InvitationPreview['team']; role: Role }> {
+export async function acceptInvitation(ctx: AppContext, token: string, userId: number, actor: Actor): Promise<{ team: InvitationPreview['team']; role: Role }> {
   return ctx.db.kysely.transaction().execute(async (trx) => {
     const invitation = await openInvitation(trx, token);
     const user = await trx.selectFrom('users').select(['id', 'email', 'email_verified_at']).where('id', '=', userId).executeTakeFirstOrThrow();
@@ -197,7 +206,9 @@ export async function acceptInvitation(ctx: AppContext, token: string, userId: n
       .where('status', '=', 'pending')
       .executeTakeFirst();
     if (Number(claimed.numUpdatedRows) === 0) throw new GoneError('This invitation has already been used.');
-    if (!(await joinTeam(ctx, trx, invitation.team.id, user, invitation.role))) throw new ConflictError('You are already a member of this team.');
+    const data = { email: invitation.email, role: invitation.role, user_id: user.id };
+    await recordAudit(trx, actor, { teamId: invitation.team.id, action: 'team.invitation.accepted', targetId: invitation.id, data });
+    if (!(await joinTeam(ctx, trx, invitation.team.id, user, invitation.role, actor))) throw new ConflictError('You are already a member of this team.');
     return { team: invitation.team, role: invitation.role };
   });
 }

@@ -1,6 +1,7 @@
 // Member management: change a member's role, remove a member (or leave). Rules in policy.ts.
 import { Type } from '@sinclair/typebox';
 import type { AppContext, TypedApp } from '../app-context.ts';
+import { requestActor } from '../audit/actor.ts';
 import { requireUser } from '../http/identity.ts';
 import { ProblemRef, authErrors } from '../http/schemas.ts';
 import { NotFoundError } from '../util/domain-errors.ts';
@@ -11,7 +12,7 @@ import { teamForMember, type Role } from './teams.ts';
 const notFoundMember = { 404: { ...ProblemRef, description: 'Unknown team, the caller is not a member, or the user is not a member' } };
 const lastOwner = conflictResponse('The change would leave the team without an owner');
 
-export function registerMemberRoutes(app: TypedApp, { db }: AppContext) {
+export function registerMemberRoutes(app: TypedApp, { db, clientAddresses }: AppContext) {
   app.patch(
     '/api/v1/teams/:id/members/:user_id/',
     {
@@ -29,7 +30,8 @@ export function registerMemberRoutes(app: TypedApp, { db }: AppContext) {
       const actorId = requireUser(request).user.id;
       const team = await teamForMember(db.kysely, request.params.id, actorId);
       if (!team) throw new NotFoundError();
-      return changeRole(db.kysely, team.id, actorId, request.params.user_id, request.body.role as Role); // role: validated by the schema enum
+      const by = requestActor(request, clientAddresses);
+      return changeRole(db.kysely, team.id, actorId, request.params.user_id, request.body.role as Role, by); // role: validated by the schema enum
     },
   );
 
@@ -49,7 +51,7 @@ export function registerMemberRoutes(app: TypedApp, { db }: AppContext) {
       const actorId = requireUser(request).user.id;
       const team = await teamForMember(db.kysely, request.params.id, actorId);
       if (!team) throw new NotFoundError();
-      await removeMember(db.kysely, team.id, actorId, request.params.user_id);
+      await removeMember(db.kysely, team.id, actorId, request.params.user_id, requestActor(request, clientAddresses));
       return reply.code(204).send(null);
     },
   );

@@ -2,6 +2,8 @@
 // that a team always keeps an owner. Each runs in one transaction holding the team's row lock, so
 // two owners demoting each other at the same moment cannot leave the team without one.
 import type { Kysely, Transaction } from 'kysely';
+import type { Actor } from '../audit/actor.ts';
+import { recordAudit } from '../audit/record.ts';
 import type { Database, Executor } from '../db/schema.ts';
 import { lockTeam } from './db-errors.ts';
 import { ConflictError, ForbiddenError, NotFoundError } from '../util/domain-errors.ts';
@@ -49,7 +51,7 @@ async function actorAndTarget(trx: Transaction<Database>, teamId: string, actorI
   return { actor, target };
 }
 
-export async function changeRole(db: Kysely<Database>, teamId: string, actorId: number, targetId: number, role: Role): Promise<MemberView> {
+export async function changeRole(db: Kysely<Database>, teamId: string, actorId: number, targetId: number, role: Role, by: Actor): Promise<MemberView> {
   return db.transaction().execute(async (trx) => {
     const { actor, target } = await actorAndTarget(trx, teamId, actorId, targetId);
     const refusal = refuseRoleChange(actor.role, target.role, role);
@@ -57,16 +59,19 @@ export async function changeRole(db: Kysely<Database>, teamId: string, actorId: 
     if (target.role === role) return target;
     if (target.role === 'owner' && (await ownerCount(trx, teamId)) <= 1) throw new ConflictError(LAST_OWNER);
     await trx.updateTable('memberships').set({ role }).where('team_id', '=', teamId).where('user_id', '=', targetId).execute();
+    await recordAudit(trx, by, { teamId, action: 'team.member.role_changed', targetId, data: { email: target.email, role: { before: target.role, after: role } } });
     return { ...target, role };
   });
 }
 
-export async function removeMember(db: Kysely<Database>, teamId: string, actorId: number, targetId: number): Promise<void> {
+export async function removeMember(db: Kysely<Database>, teamId: string, actorId: number, targetId: number, by: Actor): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const { actor, target } = await actorAndTarget(trx, teamId, actorId, targetId);
     const refusal = refuseRemoval(actor.role, target.role, actorId === targetId);
     if (refusal) throw new ForbiddenError(refusal);
     if (target.role === 'owner' && (await ownerCount(trx, teamId)) <= 1) throw new ConflictError(LAST_OWNER);
     await trx.deleteFrom('memberships').where('team_id', '=', teamId).where('user_id', '=', targetId).execute();
+    const action = actorId === targetId ? 'team.member.left' : 'team.member.removed';
+    await recordAudit(trx, by, { teamId, action, targetId, data: { email: target.email, role: target.role } });
   });
 }

@@ -2,6 +2,7 @@
 // through createTeam, as POST /api/v1/teams/ does, and lands on the new team's page.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../app-context.ts';
+import { requestActor } from '../audit/actor.ts';
 import { attempt } from '../web/refusals.ts';
 import { requireUser } from '../http/identity.ts';
 import { formString } from '../web/forms.ts';
@@ -31,7 +32,7 @@ export function registerTeamListPages(pages: FastifyInstance, ctx: AppContext) {
   pages.post('/teams/', async (request, reply) => {
     const user = requireUser(request).user;
     const form: CreateForm = { name: formString(request, 'name', { max: 500 }), slug: formString(request, 'slug', { max: 200 }) };
-    const created = await attempt(() => createTeam(db, { name: form.name, slug: form.slug === '' ? undefined : form.slug, ownerId: user.id }));
+    const created = await attempt(() => createTeam(db, { name: form.name, slug: form.slug === '' ? undefined : form.slug, ownerId: user.id }, requestActor(request, ctx.clientAddresses)));
     if (!created.ok) return show(reply, user.id, { form, error: created.message, status: created.status });
     setNotice(reply, `The team ${created.value.name} has been created.`);
     return seeOther(reply, `/teams/${created.value.id}/`);

@@ -2,6 +2,7 @@
 // PATCH /api/v1/teams/<id>/ does. A member gets the 403 page with the policy's sentence.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../app-context.ts';
+import { requestActor } from '../audit/actor.ts';
 import { attempt } from '../web/refusals.ts';
 import { formString } from '../web/forms.ts';
 import { renderPage, seeOther, setNotice } from '../web/render.ts';
@@ -36,7 +37,7 @@ export function registerTeamSettingsPage(pages: FastifyInstance, ctx: AppContext
     const access = await memberTeam(db, request);
     refuseWith(refuseTeamUpdate(access.team.role));
     const form: SettingsForm = { name: formString(request, 'name', { max: 500 }), slug: formString(request, 'slug', { max: 200 }) };
-    const saved = await attempt(() => updateTeam(db, access.team.id, { name: form.name, slug: form.slug }));
+    const saved = await attempt(() => updateTeam(db, access.team.id, { name: form.name, slug: form.slug }, requestActor(request, ctx.clientAddresses)));
     if (!saved.ok) return show(reply, access, form, { error: saved.message, status: saved.status });
     setNotice(reply, 'The team settings have been saved.');
     return seeOther(reply, `${access.base}settings/`);

@@ -8,6 +8,7 @@
 //   GitHub invitations do the same). The new session then comes back to the Accept button.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.ts';
+import { requestActor } from '../audit/actor.ts';
 import { passwordProblem } from '../accounts/password-policy.ts';
 import { redirectToLogin } from '../accounts/session-auth.ts';
 import { createUser, findUserByEmail, MIN_PASSWORD_LENGTH } from '../accounts/users.ts';
@@ -68,7 +69,7 @@ export function registerInvitationPages(app: FastifyInstance, ctx: AppContext) {
       const token = tokenOf(request);
       const user = request.identity.user;
       if (!user) return redirectToLogin(reply, pagePath(token));
-      const { team, role } = await acceptInvitation(ctx, token, user.id);
+      const { team, role } = await acceptInvitation(ctx, token, user.id, requestActor(request, ctx.clientAddresses));
       return renderPage(reply, 'teams/views/joined', { title: `Welcome to ${team.name}`, team, role });
     });
 

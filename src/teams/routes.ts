@@ -2,10 +2,12 @@
 // member-routes.ts, invitations in invitation-routes.ts.
 import { Type } from '@sinclair/typebox';
 import type { AppContext, TypedApp } from '../app-context.ts';
+import { requestActor } from '../audit/actor.ts';
 import { requireUser } from '../http/identity.ts';
-import { pageEnvelope, pageRequest } from '../http/pagination.ts';
+import { CursorPageOf, CursorQuery, cursorPage } from '../http/cursor.ts';
+import { PAGE_NUMBER_MAX_DEPTH, pageEnvelope, pageRequest } from '../http/pagination.ts';
 import { PageOf, PageQuery, ProblemRef, authErrors } from '../http/schemas.ts';
-import { ForbiddenError, NotFoundError } from '../util/domain-errors.ts';
+import { ForbiddenError, NotFoundError, ValidationError } from '../util/domain-errors.ts';
 import { registerInvitationRoutes } from './invitation-routes.ts';
 import { registerMemberRoutes } from './member-routes.ts';
 import { registerInvitationPages } from './pages.ts';
@@ -22,7 +24,7 @@ import {
   conflictResponse,
   notFoundResponse,
 } from './schemas.ts';
-import { createTeam, listMembers, listTeamsOfUser, teamForMember, updateTeam } from './teams.ts';
+import { createTeam, listMembers, listTeamsOfUser, membersQuery, teamForMember, updateTeam } from './teams.ts';
 
 export { Team };
 
@@ -37,6 +39,9 @@ export function registerTeamRoutes(app: TypedApp, ctx: AppContext) {
   registerInvitationRoutes(app, ctx);
   registerInvitationPages(app, ctx);
 }
+
+/** The member list's query string: page-number (`page`) or cursor (`cursor`, `page_size`) pagination. */
+const MemberListQuery = Type.Object({ ...PageQuery.properties, ...CursorQuery.properties });
 
 function registerTeamReadRoutes(app: TypedApp, { db, config }: AppContext) {
   app.get(
@@ -83,24 +88,46 @@ function registerTeamReadRoutes(app: TypedApp, { db, config }: AppContext) {
       config: { scopes: ['read:teams'] },
       schema: {
         operationId: 'list_members',
-        summary: 'Members of a team the caller belongs to, ordered by joining time',
+        summary: `Members of a team the caller belongs to: by page number in joining order (pages 1 to ${PAGE_NUMBER_MAX_DEPTH}), or with page_size/cursor newest joiner first`,
         tags: ['teams'],
         params: TeamParams,
-        querystring: PageQuery,
-        response: { 200: PageOf(Type.Ref('Member')), ...authErrors, ...notFoundResponse },
+        querystring: MemberListQuery,
+        response: {
+          200: Type.Union([PageOf(Type.Ref('Member')), CursorPageOf(Type.Ref('Member'))]),
+          400: { ...ProblemRef, description: `A page past ${PAGE_NUMBER_MAX_DEPTH} (use the cursor), page with page_size or cursor, an invalid cursor or page_size` },
+          ...authErrors,
+          ...notFoundResponse,
+        },
       },
     },
     async (request) => {
       const team = await teamForMember(db.kysely, request.params.id, requireUser(request).user.id);
       if (!team) throw new NotFoundError();
-      const paging = pageRequest(request);
+      const { page, cursor, page_size: pageSize } = request.query;
+      if (cursor !== undefined || pageSize !== undefined) {
+        if (page !== undefined) {
+          throw new ValidationError('Use page (page-number pagination) or page_size and cursor (cursor pagination), not both.', [
+            { field: 'page', message: 'Not with page_size or cursor.' },
+          ]);
+        }
+        return cursorPage({
+          request,
+          query: membersQuery(db.kysely, team.id),
+          baseUrl: config.baseUrl,
+          secret: config.secretKey!,
+          createdAtColumn: 'm.joined_at',
+          idColumn: 'm.user_id',
+          idField: 'id',
+        });
+      }
+      const paging = pageRequest(request, { maxDepth: PAGE_NUMBER_MAX_DEPTH });
       const { count, rows } = await listMembers(db.kysely, team.id, paging.limit, paging.offset);
       return pageEnvelope(config.baseUrl, request, paging, count, rows);
     },
   );
 }
 
-function registerTeamWriteRoutes(app: TypedApp, { db, config }: AppContext) {
+function registerTeamWriteRoutes(app: TypedApp, { db, config, clientAddresses }: AppContext) {
   app.post(
     '/api/v1/teams/',
     {
@@ -120,7 +147,7 @@ function registerTeamWriteRoutes(app: TypedApp, { db, config }: AppContext) {
     },
     async (request, reply) => {
       const userId = requireUser(request).user.id;
-      const created = await createTeam(db.kysely, { ...request.body, ownerId: userId });
+      const created = await createTeam(db.kysely, { ...request.body, ownerId: userId }, requestActor(request, clientAddresses));
       const team = await teamForMember(db.kysely, created.id, userId);
       return reply.code(201).header('Location', `${config.baseUrl}/api/v1/teams/${created.id}/`).send(team);
     },
@@ -151,7 +178,7 @@ function registerTeamWriteRoutes(app: TypedApp, { db, config }: AppContext) {
       if (!team) throw new NotFoundError();
       const refusal = refuseTeamUpdate(team.role);
       if (refusal) throw new ForbiddenError(refusal);
-      await updateTeam(db.kysely, team.id, request.body);
+      await updateTeam(db.kysely, team.id, request.body, requestActor(request, clientAddresses));
       return teamForMember(db.kysely, team.id, userId);
     },
   );

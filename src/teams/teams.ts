@@ -2,6 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../app-context.ts';
+import type { Actor } from '../audit/actor.ts';
+import { changedFields, recordAudit } from '../audit/record.ts';
 import type { Database, Executor, Row } from '../db/schema.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../util/domain-errors.ts';
 import { nowIso } from '../util/time.ts';
@@ -43,7 +45,7 @@ export async function freeSlugFor(db: Executor, name: string): Promise<string> {
 export type TeamRow = Row<'teams'>;
 
 /** Creates a team with its first owner in one transaction. An explicit slug that is taken → ConflictError. */
-export async function createTeam(db: Kysely<Database>, input: { name: string; slug?: string; ownerId: number }): Promise<TeamRow> {
+export async function createTeam(db: Kysely<Database>, input: { name: string; slug?: string; ownerId: number }, actor: Actor): Promise<TeamRow> {
   const name = input.name.trim();
   if (!name || name.length > NAME_MAX) throw new ValidationError(NAME_RULE);
   if (input.slug !== undefined && !SLUG.test(input.slug)) throw new ValidationError(SLUG_RULE);
@@ -66,6 +68,7 @@ export async function createTeam(db: Kysely<Database>, input: { name: string; sl
         // The creator's membership emits no team.member.added: nobody else joined, and no webhook
         // subscription can exist on a team that did not exist a moment ago (docs/teams.md).
         await trx.insertInto('memberships').values({ team_id: team.id, user_id: input.ownerId, role: 'owner', joined_at: now }).execute();
+        await recordAudit(trx, actor, { teamId: team.id, action: 'team.created', targetId: team.id, data: { name: team.name, slug: team.slug, owner_id: input.ownerId } });
         return team;
       });
     } catch (error) {
@@ -81,7 +84,7 @@ const SLUG_RULE = 'A slug is 1 to 50 lowercase letters, digits and inner hyphens
 const slugTakenError = (slug: string) => new ConflictError(`The slug "${slug}" is already taken.`);
 
 /** Renames a team and/or changes its slug; a slug taken by another team → ConflictError. */
-export async function updateTeam(db: Kysely<Database>, teamId: string, input: { name?: string; slug?: string }): Promise<void> {
+export async function updateTeam(db: Kysely<Database>, teamId: string, input: { name?: string; slug?: string }, actor: Actor): Promise<void> {
   const changes: { name?: string; slug?: string } = {};
   if (input.name !== undefined) {
     const name = input.name.trim();
@@ -99,7 +102,10 @@ export async function updateTeam(db: Kysely<Database>, teamId: string, input: { 
         const holder = await trx.selectFrom('teams').select('id').where('slug', '=', changes.slug).executeTakeFirst();
         if (holder && holder.id !== teamId) throw slugTakenError(changes.slug);
       }
+      const before = await trx.selectFrom('teams').select(['name', 'slug']).where('id', '=', teamId).executeTakeFirstOrThrow();
       await trx.updateTable('teams').set({ ...changes, updated_at: nowIso() }).where('id', '=', teamId).execute();
+      const changed = changedFields(before, changes);
+      if (Object.keys(changed).length > 0) await recordAudit(trx, actor, { teamId, action: 'team.updated', targetId: teamId, data: changed });
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw slugTakenError(changes.slug ?? '');
@@ -112,8 +118,19 @@ export async function findTeamByIdOrSlug(db: Executor, idOrSlug: string): Promis
   return db.selectFrom('teams').selectAll().where(column, '=', isUuid(idOrSlug) ? idOrSlug.toLowerCase() : idOrSlug).executeTakeFirst();
 }
 
-export async function setTeamActive(db: Executor, teamId: string, active: boolean): Promise<void> {
-  await db.updateTable('teams').set({ is_active: active ? 1 : 0, updated_at: nowIso() }).where('id', '=', teamId).execute();
+/** Deactivates or reactivates a team; a team already in that state is left as it is (and nothing is recorded). */
+export async function setTeamActive(db: Kysely<Database>, teamId: string, active: boolean, actor: Actor): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const updated = await trx
+      .updateTable('teams')
+      .set({ is_active: active ? 1 : 0, updated_at: nowIso() })
+      .where('id', '=', teamId)
+      .where('is_active', '=', active ? 0 : 1)
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) return;
+    const data = { is_active: { before: !active, after: active } };
+    await recordAudit(trx, actor, { teamId, action: active ? 'team.reactivated' : 'team.deactivated', targetId: teamId, data });
+  });
 }
 
 /** What emitting an event needs from the application context. */
@@ -131,6 +148,7 @@ export async function joinTeam(
   teamId: string,
   user: { id: number; email: string },
   role: Role,
+  actor: Actor,
 ): Promise<boolean> {
   const inserted = await trx
     .insertInto('memberships')
@@ -140,6 +158,7 @@ export async function joinTeam(
     .executeTakeFirst();
   if (!inserted) return false;
   if (ctx) await ctx.events.emit(trx, { type: 'team.member.added', teamId, data: { user_id: user.id, email: user.email, role } });
+  await recordAudit(trx, actor, { teamId, action: 'team.member.added', targetId: user.id, data: { email: user.email, role } });
   return true;
 }
 
@@ -148,11 +167,11 @@ export async function joinTeam(
  * `svc team add-member`), `team.member.added` is emitted in the same transaction; test fixtures
  * call it without.
  */
-export async function addMember(db: Kysely<Database>, teamId: string, userId: number, role: Role, events?: EventContext): Promise<void> {
+export async function addMember(db: Kysely<Database>, teamId: string, userId: number, role: Role, actor: Actor, events?: EventContext): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const user = await trx.selectFrom('users').select(['id', 'email']).where('id', '=', userId).executeTakeFirst();
     if (!user) throw new NotFoundError('No such user.');
-    if (!(await joinTeam(events ?? null, trx, teamId, user, role))) throw new ConflictError('That user is already a member of the team.');
+    if (!(await joinTeam(events ?? null, trx, teamId, user, role, actor))) throw new ConflictError('That user is already a member of the team.');
   });
 }
 
@@ -195,16 +214,43 @@ export async function listTeamsOfUser(db: Executor, userId: number, limit: numbe
   return { count: Number(count), rows };
 }
 
+/**
+ * A team's members for cursor pagination (http/cursor.ts orders and limits it: newest joiner first,
+ * along memberships_team_joined_idx backwards, so every page costs the same).
+ */
+export function membersQuery(db: Executor, teamId: string) {
+  return db
+    .selectFrom('memberships as m')
+    .innerJoin('users as u', 'u.id', 'm.user_id')
+    .select(['u.id', 'u.email', 'u.first_name', 'u.last_name', 'u.display_name', 'm.role', 'm.joined_at'])
+    .where('m.team_id', '=', teamId);
+}
+
+/**
+ * One page of a team's members, in joining order. The page comes from memberships_team_joined_idx
+ * alone (it holds every column the page needs: the offset skips index entries, no row is read for
+ * them), and only the page's users are then read: a page costs its own rows plus the entries it
+ * skips, however many other teams and users there are. The count reads the team's index entries
+ * (every membership has its user: the foreign key cascades).
+ */
 export async function listMembers(db: Executor, teamId: string, limit: number, offset: number) {
-  const base = db.selectFrom('memberships as m').innerJoin('users as u', 'u.id', 'm.user_id').where('m.team_id', '=', teamId);
+  const page = db
+    .selectFrom('memberships')
+    .select(['user_id', 'role', 'joined_at'])
+    .where('team_id', '=', teamId)
+    .orderBy('joined_at')
+    .orderBy('user_id')
+    .limit(limit)
+    .offset(offset)
+    .as('p');
   const [{ count }, rows] = await Promise.all([
-    base.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
-    base
-      .select(['u.id', 'u.email', 'u.first_name', 'u.last_name', 'u.display_name', 'm.role', 'm.joined_at'])
-      .orderBy('m.joined_at')
-      .orderBy('u.id')
-      .limit(limit)
-      .offset(offset)
+    db.selectFrom('memberships').select((eb) => eb.fn.countAll<number>().as('count')).where('team_id', '=', teamId).executeTakeFirstOrThrow(),
+    db
+      .selectFrom(page)
+      .innerJoin('users as u', 'u.id', 'p.user_id')
+      .select(['u.id', 'u.email', 'u.first_name', 'u.last_name', 'u.display_name', 'p.role', 'p.joined_at'])
+      .orderBy('p.joined_at')
+      .orderBy('p.user_id')
       .execute(),
   ]);
   return { count: Number(count), rows };

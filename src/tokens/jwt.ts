@@ -151,8 +151,10 @@ export class JwtResolver implements BearerResolver {
     return JWT_SHAPE.test(token);
   }
 
-  async resolve(token: string): Promise<AuthenticatedIdentity | null> {
+  async resolve(token: string, _request: unknown, resource: string): Promise<AuthenticatedIdentity | null> {
     const ctx = this.#ctx;
+    // A JWT is for the API only (its `aud`): any other protected resource (the MCP endpoint) refuses it.
+    if (resource !== ctx.config.baseUrl) return null;
     let payload: JWTPayload;
     try {
       const { decodeProtectedHeader, jwtVerify } = await jose();

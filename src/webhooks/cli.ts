@@ -1,5 +1,6 @@
 // `svc webhooks retry`: the operator's way to replay dead letters (the API's retry endpoint, for
 // one entry or every dead letter of a subscription).
+import { cliActor } from '../audit/actor.ts';
 import { CommandError, UsageError, optional, required, type Command } from '../cli/framework.ts';
 import { isUuid } from '../util/uuid.ts';
 import { RetryRefused, retryAllDeadLetters, retryDeadLetter } from './queue.ts';
@@ -21,14 +22,15 @@ const webhooksRetry: Command = {
     if (!ctx.config.webhooksEnabled) throw new CommandError('webhooks are disabled on this service (SERVICE_WEBHOOKS_ENABLED)');
     const subscription = await ctx.db.kysely
       .selectFrom('webhook_subscriptions')
-      .select(['id', 'is_active'])
+      .select(['id', 'team_id', 'is_active'])
       .where('id', '=', subscriptionId.toLowerCase())
       .executeTakeFirst();
     if (!subscription) throw new CommandError(`no webhook subscription with id ${subscriptionId}`);
     if (subscription.is_active !== 1) throw new CommandError('the subscription is inactive; re-enable it before retrying');
     const count = await ctx.db.kysely.transaction().execute(async (trx) => {
-      if (allDead) return retryAllDeadLetters(trx, subscription.id);
-      const queued = await retryDeadLetter(trx, subscription.id, Number(logId)).catch((error) => {
+      const actor = cliActor('webhooks retry');
+      if (allDead) return retryAllDeadLetters(trx, subscription.id, actor, subscription.team_id);
+      const queued = await retryDeadLetter(trx, subscription.id, Number(logId), actor, subscription.team_id).catch((error) => {
         if (error instanceof RetryRefused) throw new CommandError(error.message);
         throw error;
       });

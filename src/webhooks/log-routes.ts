@@ -2,6 +2,7 @@
 // and /{id}/test/ (queue a test event).
 import { Type } from '@sinclair/typebox';
 import type { AppContext, TypedApp } from '../app-context.ts';
+import { requestActor } from '../audit/actor.ts';
 import { CursorPageOf, cursorPage } from '../http/cursor.ts';
 import { badRequest, conflict, notFound } from '../http/problem.ts';
 import { ProblemRef, authErrors } from '../http/schemas.ts';
@@ -58,7 +59,7 @@ export function registerDeliveryLogRoutes(app: TypedApp, ctx: AppContext, base: 
       if (!/^\d{1,15}$/.test(request.params.log_id)) throw notFound();
       if (!config.webhooksEnabled) throw conflict('Webhooks are disabled on this service (SERVICE_WEBHOOKS_ENABLED).');
       if (row.is_active !== 1) throw conflict('The subscription is inactive; re-enable it before retrying.');
-      const queued = await restartDeadLetter(ctx, row.id, Number(request.params.log_id)).catch((error) => {
+      const queued = await restartDeadLetter(ctx, row, Number(request.params.log_id), requestActor(request, ctx.clientAddresses)).catch((error) => {
         if (error instanceof RetryRefused) throw conflict(error.message);
         throw error;
       });

@@ -2,6 +2,8 @@
 // dead-letter log entry, from the API and from the dashboard's webhook page. Each writes queue rows
 // that the delivery worker sends like any other, signed and logged, and wakes the workers at once.
 import type { AppContext } from '../app-context.ts';
+import type { Actor } from '../audit/actor.ts';
+import { recordAudit } from '../audit/record.ts';
 import { EVENT_NAMES, testEnvelope, type EventType } from '../events/index.ts';
 import { nowIso } from '../util/time.ts';
 import type { LogRow } from './delivery-log.ts';
@@ -46,8 +48,8 @@ export async function queueTestDelivery(ctx: Pick<AppContext, 'db' | 'wake'>, ro
  * The API's retry: a fresh delivery cycle for a dead letter (queue.ts retryDeadLetter, which refuses
  * anything else with RetryRefused); undefined when the subscription has no such entry.
  */
-export async function restartDeadLetter(ctx: Pick<AppContext, 'db' | 'wake'>, subscriptionId: string, logId: number): Promise<LogRow | undefined> {
-  const queued = await ctx.db.kysely.transaction().execute((trx) => retryDeadLetter(trx, subscriptionId, logId));
+export async function restartDeadLetter(ctx: Pick<AppContext, 'db' | 'wake'>, row: SubscriptionRow, logId: number, actor: Actor): Promise<LogRow | undefined> {
+  const queued = await ctx.db.kysely.transaction().execute((trx) => retryDeadLetter(trx, row.id, logId, actor, row.team_id));
   if (queued) await wakeDeliveryWorkers(ctx);
   return queued;
 }
@@ -57,19 +59,19 @@ export async function restartDeadLetter(ctx: Pick<AppContext, 'db' | 'wake'>, su
  * API and `svc webhooks retry` do); a failed entry's next attempt, which waits for its backoff, is
  * made due now instead. Anything else, or an entry whose event has moved on, is refused.
  */
-export async function retryDelivery(ctx: Ctx, row: SubscriptionRow, logId: number): Promise<'restarted' | 'brought-forward'> {
+export async function retryDelivery(ctx: Ctx, row: SubscriptionRow, logId: number, actor: Actor): Promise<'restarted' | 'brought-forward'> {
   if (!ctx.config.webhooksEnabled) throw new WebhookError('conflict', DISABLED_SERVICE);
   if (row.is_active !== 1) throw new WebhookError('conflict', 'The subscription is inactive; re-enable it before retrying.');
   const outcome = await ctx.db.kysely.transaction().execute(async (trx) => {
     const entry = await trx
       .selectFrom('webhook_deliveries')
-      .select(['id', 'event_id', 'status'])
+      .select(['id', 'event_id', 'event_type', 'status'])
       .where('id', '=', logId)
       .where('subscription_id', '=', row.id)
       .executeTakeFirst();
     if (!entry) throw new WebhookError('not_found', 'No entry of this delivery log has that id.');
     if (entry.status === 'dead_letter') {
-      await retryDeadLetter(trx, row.id, logId);
+      await retryDeadLetter(trx, row.id, logId, actor, row.team_id);
       return 'restarted' as const;
     }
     if (entry.status !== 'failed') throw new RetryRefused(`Only a failed or dead_letter entry can be retried; this one is ${entry.status}.`);
@@ -80,8 +82,11 @@ export async function retryDelivery(ctx: Ctx, row: SubscriptionRow, logId: numbe
       .where('event_id', '=', entry.event_id)
       .where('id', '>', logId)
       .where('status', '=', 'pending')
+      .returning('id')
       .executeTakeFirst();
-    if (Number(moved.numUpdatedRows) === 0) throw new RetryRefused('This event has been attempted again since; retry its newest entry instead.');
+    if (!moved) throw new RetryRefused('This event has been attempted again since; retry its newest entry instead.');
+    const data = { subscription_id: row.id, event_id: entry.event_id, event_type: entry.event_type, retry_id: Number(moved.id) };
+    await recordAudit(trx, actor, { teamId: row.team_id, action: 'webhook.delivery.retried', targetId: logId, data });
     return 'brought-forward' as const;
   });
   await wakeDeliveryWorkers(ctx);

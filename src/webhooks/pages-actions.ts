@@ -3,6 +3,7 @@
 // entry. Each calls the service the API calls; a refusal is shown on the webhook's page.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.ts';
+import { requestActor } from '../audit/actor.ts';
 import { hasRecentReauth, redirectToReauth } from '../accounts/session-auth.ts';
 import { attempt } from './page-refusals.ts';
 import { formString } from '../web/forms.ts';
@@ -22,7 +23,7 @@ export function registerWebhookActions(pages: FastifyInstance, ctx: AppContext) 
     const access = await webhookSubscription(ctx, request);
     // Someone holding a stolen session must not be able to take over the team's signing secret.
     if (!recent(request)) return redirectToReauth(reply, access.path);
-    const { secret } = await rotateSecret(ctx, access.row);
+    const { secret } = await rotateSecret(ctx, access.row, requestActor(request, ctx.clientAddresses));
     setOnce(reply, access.path, { secret, rotated: true } satisfies ShownSecret);
     return seeOther(reply, access.path);
   });
@@ -30,7 +31,7 @@ export function registerWebhookActions(pages: FastifyInstance, ctx: AppContext) 
   pages.post(`${base}delete/`, async (request, reply) => {
     const access = await webhookSubscription(ctx, request);
     if (!recent(request)) return redirectToReauth(reply, access.path);
-    await deleteSubscription(ctx.db.kysely, access.row);
+    await deleteSubscription(ctx.db.kysely, access.row, requestActor(request, ctx.clientAddresses));
     setNotice(reply, `The webhook to ${access.row.url} has been deleted; its pending deliveries will not be sent.`);
     return seeOther(reply, access.webhooks);
   });
@@ -48,7 +49,7 @@ export function registerWebhookActions(pages: FastifyInstance, ctx: AppContext) 
     const access = await webhookSubscription(ctx, request);
     const { log_id: logId } = request.params as { log_id: string };
     if (!/^\d{1,15}$/.test(logId)) return showSubscriptionPage(reply, ctx, access, { error: 'No entry of this delivery log has that id.', status: 404 });
-    const retried = await attempt(() => retryDelivery(ctx, access.row, Number(logId)));
+    const retried = await attempt(() => retryDelivery(ctx, access.row, Number(logId), requestActor(request, ctx.clientAddresses)));
     if (!retried.ok) return showSubscriptionPage(reply, ctx, access, { error: retried.message, status: retried.status });
     setNotice(reply, retried.value === 'restarted' ? 'The event is being delivered again, from attempt 1.' : 'The next attempt is being made now instead of after its wait.');
     return seeOther(reply, access.path);

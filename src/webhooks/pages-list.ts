@@ -4,6 +4,7 @@
 // new signing secret is shown once on the subscription's page that follows.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.ts';
+import { requestActor } from '../audit/actor.ts';
 import { attempt } from './page-refusals.ts';
 import { formList, formString } from '../web/forms.ts';
 import { setOnce } from '../web/once.ts';
@@ -64,7 +65,7 @@ export function registerWebhookListPage(pages: FastifyInstance, ctx: AppContext,
     const access = await webhookTeam(ctx, request);
     const form: EventsForm = { url: formString(request, 'url', { max: 2048 }), events: eventsOf(request) };
     if (form.events.length === 0) return show(reply, access, { form, error: NO_EVENTS, status: 400 });
-    const created = await attempt(() => createSubscription(ctx, guard, access.team.id, form));
+    const created = await attempt(() => createSubscription(ctx, guard, access.team.id, form, requestActor(request, ctx.clientAddresses)));
     if (!created.ok) return show(reply, access, { form, error: created.message, status: created.status });
     const path = `${access.webhooks}${created.value.row.id}/`;
     setOnce(reply, path, { secret: created.value.secret, rotated: false } satisfies ShownSecret);

@@ -4,6 +4,7 @@
 // need a recent re-authentication as creating a token does.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.ts';
+import { requestActor } from '../audit/actor.ts';
 import { minuteUtc } from '../web/format.ts';
 import { attempt } from './page-refusals.ts';
 import type { DeliveryStatus } from './queue.ts';
@@ -89,7 +90,7 @@ export function registerSubscriptionPage(pages: FastifyInstance, ctx: AppContext
     const access = await webhookSubscription(ctx, request);
     const form: EventsForm = { url: formString(request, 'url', { max: 2048 }), events: eventsOf(request) };
     if (form.events.length === 0) return showSubscriptionPage(reply, ctx, access, { form, error: NO_EVENTS, status: 400 });
-    const saved = await attempt(() => updateSubscription(db, guard, access.row, form, ctx.config.baseUrl));
+    const saved = await attempt(() => updateSubscription(db, guard, access.row, form, ctx.config.baseUrl, requestActor(request, ctx.clientAddresses)));
     if (!saved.ok) return showSubscriptionPage(reply, ctx, access, { form, error: saved.message, status: saved.status });
     setNotice(reply, 'The webhook has been saved.');
     return seeOther(reply, access.path);
@@ -98,7 +99,7 @@ export function registerSubscriptionPage(pages: FastifyInstance, ctx: AppContext
   for (const [action, active] of [['enable', true], ['disable', false]] as const) {
     pages.post(`${base}${action}/`, async (request, reply) => {
       const access = await webhookSubscription(ctx, request);
-      await updateSubscription(db, guard, access.row, { is_active: active }, ctx.config.baseUrl);
+      await updateSubscription(db, guard, access.row, { is_active: active }, ctx.config.baseUrl, requestActor(request, ctx.clientAddresses));
       setNotice(reply, active ? 'The webhook is enabled: new events are delivered to it again.' : 'The webhook is disabled: it receives no events until it is enabled.');
       return seeOther(reply, access.path);
     });

@@ -6,6 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { QueryResult } from 'pg';
+import type { Actor } from '../audit/actor.ts';
+import { recordAudit } from '../audit/record.ts';
+import { purgeOlderThan } from '../db/batched-delete.ts';
 import type { Db as Connection, DialectName } from '../db/connection.ts';
 import type { Database, Executor, NewRow, Row } from '../db/schema.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
@@ -151,7 +154,7 @@ export class RetryRefused extends Error {}
  * Starts a fresh cycle (attempt 1, due now) for a dead letter. Only the newest row of that event's
  * cycle can be retried, so two retries of one dead letter cannot start two cycles.
  */
-export async function retryDeadLetter(trx: Executor, subscriptionId: string, logId: number) {
+export async function retryDeadLetter(trx: Executor, subscriptionId: string, logId: number, actor: Actor, teamId: string) {
   const row = await trx
     .selectFrom('webhook_deliveries')
     .selectAll()
@@ -168,7 +171,10 @@ export async function retryDeadLetter(trx: Executor, subscriptionId: string, log
     .where('id', '>', row.id)
     .executeTakeFirst();
   if (newer) throw new RetryRefused('This event has already been retried; retry its newest entry instead.');
-  return queueFirstAttempt(trx, { subscription_id: subscriptionId, event_id: row.event_id, event_type: row.event_type, payload: row.payload });
+  const queued = await queueFirstAttempt(trx, { subscription_id: subscriptionId, event_id: row.event_id, event_type: row.event_type, payload: row.payload });
+  const data = { subscription_id: subscriptionId, event_id: row.event_id, event_type: row.event_type, retry_id: queued.id };
+  await recordAudit(trx, actor, { teamId, action: 'webhook.delivery.retried', targetId: logId, data });
+  return queued;
 }
 
 /**
@@ -186,7 +192,7 @@ export async function queueFirstAttempt(
 }
 
 /** Retries every dead letter of a subscription that is the newest entry of its event. */
-export async function retryAllDeadLetters(trx: Executor, subscriptionId: string): Promise<number> {
+export async function retryAllDeadLetters(trx: Executor, subscriptionId: string, actor: Actor, teamId: string): Promise<number> {
   const dead = await trx
     .selectFrom('webhook_deliveries as d')
     .select('d.id')
@@ -205,42 +211,19 @@ export async function retryAllDeadLetters(trx: Executor, subscriptionId: string)
     )
     .orderBy('d.id')
     .execute();
-  for (const { id } of dead) await retryDeadLetter(trx, subscriptionId, Number(id));
+  for (const { id } of dead) await retryDeadLetter(trx, subscriptionId, Number(id), actor, teamId);
   return dead.length;
 }
 
 /**
- * Deletes finished log rows older than the retention (pending rows are the queue: kept), one
- * subscription at a time along its (subscription_id, created_at, id) index, and events older than
- * the retention, one team at a time along (team_id, created_at); both in chunks of PURGE_CHUNK
- * rows: on SQLite each statement holds the only writer, so no single one runs long (one DELETE of
- * an hour's events scanned the whole table and held the writer meanwhile).
+ * Deletes finished log rows older than the retention (pending rows are the queue: kept) along
+ * webhook_deliveries_finished_idx, and events older than the retention along events_created_idx,
+ * in batches (db/batched-delete.ts): the work is proportional to the rows deleted, not to the
+ * number of subscriptions or teams, and no statement holds the writer long.
  */
 export async function purgeDeliveryLogs(db: Executor, retentionDays: number): Promise<{ deliveries: number; events: number }> {
   const cutoff = isoAfter(-retentionDays * 86400);
-  const subscriptions = await db.selectFrom('webhook_subscriptions').select('id').orderBy('id').execute();
-  const deliveries = await deleteInChunks(subscriptions, (id) => sql`delete from webhook_deliveries where id in (
-      select id from webhook_deliveries
-      where subscription_id = ${id} and created_at < ${cutoff} and status <> 'pending'
-      limit ${PURGE_CHUNK})`.execute(db));
-  // Every event belongs to a team (deleting a team deletes its events).
-  const teams = await db.selectFrom('teams').select('id').orderBy('id').execute();
-  const events = await deleteInChunks(teams, (id) => sql`delete from events where id in (
-      select id from events where team_id = ${id} and created_at < ${cutoff} limit ${PURGE_CHUNK})`.execute(db));
+  const deliveries = await purgeOlderThan(db, 'webhook_deliveries', 'created_at', cutoff, { also: sql`status <> 'pending'` });
+  const events = await purgeOlderThan(db, 'events', 'created_at', cutoff);
   return { deliveries, events };
 }
-
-/** Runs `chunk` for each owner until it deletes fewer than PURGE_CHUNK rows; returns the total. */
-async function deleteInChunks(owners: readonly { id: string }[], chunk: (id: string) => Promise<{ numAffectedRows?: bigint }>): Promise<number> {
-  let deleted = 0;
-  for (const { id } of owners) {
-    for (;;) {
-      const n = Number((await chunk(id)).numAffectedRows ?? 0);
-      deleted += n;
-      if (n < PURGE_CHUNK) break;
-    }
-  }
-  return deleted;
-}
-
-const PURGE_CHUNK = 1000;

@@ -8,9 +8,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { AppContext } from '../app-context.ts';
 import type { Database, Executor, Row } from '../db/schema.ts';
-import { queueMail } from '../mail/outbox.ts';
-import { nowIso } from '../util/time.ts';
-import { webhookLog } from './log.ts';
+import { autoDisable } from './auto-disable.ts';
 import { ASYNC_COMMIT, outcomeOf, type AttemptResult } from './queue.ts';
 
 /** One row of the batch as the SQL reads it (JSON: one parameter whatever the batch size). */
@@ -147,47 +145,9 @@ async function countFailures(ctx: AppContext, trx: Transaction<Database>, result
     if (counted.is_active !== 1 || counted.consecutive_failures < threshold) continue;
     // The count at the failure that reached the threshold (one by one, that failure disabled it).
     const before = counted.consecutive_failures - run.failures;
-    if (await disable(ctx, trx, subscriptionId, counted, Math.max(before + 1, threshold))) disabled.add(subscriptionId);
+    if (await autoDisable(ctx, trx, subscriptionId, counted, Math.max(before + 1, threshold))) disabled.add(subscriptionId);
   }
   return disabled;
-}
-
-async function disable(ctx: AppContext, trx: Transaction<Database>, subscriptionId: string, counted: { team_id: string; url: string }, failures: number): Promise<boolean> {
-  const now = nowIso();
-  const reason = `Disabled automatically after ${failures} consecutive failed delivery attempts.`;
-  const disabled = await trx
-    .updateTable('webhook_subscriptions')
-    .set({ is_active: 0, disabled_at: now, disabled_reason: reason, updated_at: now })
-    .where('id', '=', subscriptionId)
-    .where('is_active', '=', 1)
-    .executeTakeFirst();
-  if (Number(disabled.numUpdatedRows) === 0) return false;
-  webhookLog(ctx).warn(
-    { event: 'webhook.subscription.disabled', subscription_id: subscriptionId, team_id: counted.team_id, consecutive_failures: failures },
-    'webhook.subscription.disabled',
-  );
-  const owners = await trx
-    .selectFrom('memberships as m')
-    .innerJoin('users as u', 'u.id', 'm.user_id')
-    .innerJoin('teams as t', 't.id', 'm.team_id')
-    .select(['u.email', 't.name'])
-    .where('m.team_id', '=', counted.team_id)
-    .where('m.role', '=', 'owner')
-    .where('u.is_active', '=', 1)
-    .execute();
-  if (owners.length === 0) return true;
-  await queueMail(ctx, trx, {
-    to: owners.map((o) => o.email),
-    subject: `Webhook disabled for ${owners[0].name}`,
-    text: [
-      `The webhook endpoint ${counted.url} of your team ${owners[0].name} failed ${failures} delivery attempts in a row,`,
-      'so it has been disabled and receives no more events.',
-      '',
-      `Fix the endpoint, then re-enable it with PATCH /api/v1/teams/${counted.team_id}/webhooks/${subscriptionId}/ {"is_active": true}.`,
-      'Events that failed meanwhile are in its delivery log as dead letters and can be retried.',
-    ].join('\n'),
-  });
-  return true;
 }
 
 interface Pending {

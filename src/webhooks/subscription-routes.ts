@@ -2,6 +2,7 @@
 // delete, rotate the secret).
 import { Type } from '@sinclair/typebox';
 import type { AppContext, TypedApp } from '../app-context.ts';
+import { requestActor } from '../audit/actor.ts';
 import { pageEnvelope, pageRequest } from '../http/pagination.ts';
 import { badRequest, conflict, notFound } from '../http/problem.ts';
 import { PageOf, PageQuery, ProblemRef, authErrors } from '../http/schemas.ts';
@@ -46,7 +47,7 @@ export function registerSubscriptionRoutes(app: TypedApp, ctx: AppContext, guard
     },
     async (request, reply) => {
       const team = await managedTeam(db.kysely, request, request.params.team_id);
-      const { row, secret } = await createSubscription(ctx, guard, team.id, request.body).catch(asProblem);
+      const { row, secret } = await createSubscription(ctx, guard, team.id, request.body, requestActor(request, ctx.clientAddresses)).catch(asProblem);
       reply.code(201);
       return { ...subscriptionView(row), secret };
     },
@@ -103,7 +104,7 @@ export function registerSubscriptionRoutes(app: TypedApp, ctx: AppContext, guard
     },
     async (request) => {
       const row = await managedSubscription(db.kysely, request, request.params);
-      return subscriptionView(await updateSubscription(db.kysely, guard, row, request.body, config.baseUrl).catch(asProblem));
+      return subscriptionView(await updateSubscription(db.kysely, guard, row, request.body, config.baseUrl, requestActor(request, ctx.clientAddresses)).catch(asProblem));
     },
   );
 
@@ -120,7 +121,7 @@ export function registerSubscriptionRoutes(app: TypedApp, ctx: AppContext, guard
       },
     },
     async (request, reply) => {
-      await deleteSubscription(db.kysely, await managedSubscription(db.kysely, request, request.params));
+      await deleteSubscription(db.kysely, await managedSubscription(db.kysely, request, request.params), requestActor(request, ctx.clientAddresses));
       reply.code(204);
       return null;
     },
@@ -139,7 +140,7 @@ export function registerSubscriptionRoutes(app: TypedApp, ctx: AppContext, guard
       },
     },
     async (request) => {
-      const { row, secret } = await rotateSecret(ctx, await managedSubscription(db.kysely, request, request.params));
+      const { row, secret } = await rotateSecret(ctx, await managedSubscription(db.kysely, request, request.params), requestActor(request, ctx.clientAddresses));
       return { ...subscriptionView(row), secret };
     },
   );

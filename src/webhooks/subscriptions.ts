@@ -3,6 +3,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { AppContext } from '../app-context.ts';
+import type { Actor } from '../audit/actor.ts';
+import { changedFields, recordAudit } from '../audit/record.ts';
 import { EVENT_CATALOG_PATH, isEventType } from '../events/index.ts';
 import type { Database, Executor, Row } from '../db/schema.ts';
 import { encryptSecret } from '../util/encryption.ts';
@@ -98,6 +100,7 @@ export async function createSubscription(
   guard: AddressGuard,
   teamId: string,
   input: { url: string; events: string[] },
+  actor: Actor,
 ): Promise<{ row: SubscriptionRow; secret: string }> {
   const events = normaliseEvents(input.events, ctx.config.baseUrl);
   const url = await checkedUrl(guard, input.url);
@@ -131,6 +134,7 @@ export async function createSubscription(
       updated_at: now,
     };
     await trx.insertInto('webhook_subscriptions').values(row).execute();
+    await recordAudit(trx, actor, { teamId, action: 'webhook.subscription.created', targetId: id, data: { url, events } });
     return { row, secret };
   });
 }
@@ -141,6 +145,7 @@ export async function updateSubscription(
   row: SubscriptionRow,
   patch: { url?: string; events?: string[]; is_active?: boolean },
   baseUrl: string,
+  actor: Actor,
 ): Promise<SubscriptionRow> {
   const changes: Partial<SubscriptionRow> = {};
   if (patch.events !== undefined) changes.events = JSON.stringify(normaliseEvents(patch.events, baseUrl));
@@ -156,22 +161,29 @@ export async function updateSubscription(
   }
   if (Object.keys(changes).length === 0) return row;
   changes.updated_at = nowIso();
-  await db.updateTable('webhook_subscriptions').set(changes).where('id', '=', row.id).execute();
+  const before = { url: row.url, events: JSON.parse(row.events) as string[], is_active: row.is_active === 1 };
+  const after = { url: changes.url, events: changes.events === undefined ? undefined : (JSON.parse(changes.events) as string[]), is_active: patch.is_active };
+  await db.transaction().execute(async (trx) => {
+    await trx.updateTable('webhook_subscriptions').set(changes).where('id', '=', row.id).execute();
+    const changed = changedFields(before, after);
+    if (Object.keys(changed).length > 0) await recordAudit(trx, actor, { teamId: row.team_id, action: 'webhook.subscription.updated', targetId: row.id, data: changed });
+  });
   return { ...row, ...changes };
 }
 
-export async function deleteSubscription(db: Kysely<Database>, row: SubscriptionRow): Promise<void> {
+export async function deleteSubscription(db: Kysely<Database>, row: SubscriptionRow, actor: Actor): Promise<void> {
   // Its delivery rows (pending ones included) go with it: nothing more is sent. They are deleted
   // before the subscription, the order in which a worker writing a result locks them, so the two
   // cannot deadlock on PostgreSQL (the cascade alone would lock the subscription first).
   await db.transaction().execute(async (trx) => {
     await trx.deleteFrom('webhook_deliveries').where('subscription_id', '=', row.id).execute();
     await trx.deleteFrom('webhook_subscriptions').where('id', '=', row.id).execute();
+    await recordAudit(trx, actor, { teamId: row.team_id, action: 'webhook.subscription.deleted', targetId: row.id, data: { url: row.url, events: JSON.parse(row.events) } });
   });
 }
 
 /** A new secret; the old one keeps signing (as a second v1) for SERVICE_WEBHOOKS_SECRET_OVERLAP_HOURS. */
-export async function rotateSecret(ctx: Pick<AppContext, 'config' | 'db'>, row: SubscriptionRow): Promise<{ row: SubscriptionRow; secret: string }> {
+export async function rotateSecret(ctx: Pick<AppContext, 'config' | 'db'>, row: SubscriptionRow, actor: Actor): Promise<{ row: SubscriptionRow; secret: string }> {
   const secretKey = ctx.config.secretKey!;
   const secret = newSecret();
   const overlap = ctx.config.webhooks.secretOverlapHours;
@@ -181,6 +193,10 @@ export async function rotateSecret(ctx: Pick<AppContext, 'config' | 'db'>, row: 
     previous_secret_expires_at: overlap > 0 ? isoAfter(overlap * 3600) : null,
     updated_at: nowIso(),
   };
-  await ctx.db.kysely.updateTable('webhook_subscriptions').set(changes).where('id', '=', row.id).execute();
+  await ctx.db.kysely.transaction().execute(async (trx) => {
+    await trx.updateTable('webhook_subscriptions').set(changes).where('id', '=', row.id).execute();
+    const data = { previous_secret_expires_at: changes.previous_secret_expires_at };
+    await recordAudit(trx, actor, { teamId: row.team_id, action: 'webhook.secret_rotated', targetId: row.id, data });
+  });
   return { row: { ...row, ...changes }, secret };
 }

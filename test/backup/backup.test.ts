@@ -21,7 +21,7 @@ import { migrateToLatest } from '../../src/db/migrate.ts';
 import { addMember, createTeam } from '../../src/teams/teams.ts';
 import { createPat } from '../../src/tokens/pats.ts';
 import { NODE, ROOT, processEnv, svc } from '../cli/cli-helpers.ts';
-import { TEST_SECRET_KEY, bearer } from '../helpers/app.ts';
+import { FIXTURE_ACTOR, TEST_SECRET_KEY, bearer } from '../helpers/app.ts';
 import { freshDatabase } from '../helpers/database.ts';
 import { spawnSvc, stop, type Svc } from '../webhooks/processes.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
@@ -130,8 +130,8 @@ describe('svc backup of the live SQLite database (real processes)', { skip: sqli
       ownerToken = (await createPat(db, { userId: ownerId, name: 'owner', scopes: ['read:teams', 'write:teams', 'webhooks:manage'], expiresAt: null })).token;
       memberToken = (await createPat(db, { userId: memberId, name: 'member', scopes: ['write:profile'], expiresAt: null })).token;
       // The member's profile updates are events of the hub team, which the worker delivers.
-      hubTeamId = (await createTeam(db, { name: 'Hub', ownerId })).id;
-      await addMember(db, hubTeamId, memberId, 'member');
+      hubTeamId = (await createTeam(db, { name: 'Hub', ownerId }, FIXTURE_ACTOR)).id;
+      await addMember(db, hubTeamId, memberId, 'member', FIXTURE_ACTOR);
     } finally {
       await ctx.db.close();
     }

@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import { AddressGuard } from '../../src/webhooks/ssrf.ts';
 import { createSubscription } from '../../src/webhooks/subscriptions.ts';
 import { PageClient } from '../accounts/page-client.ts';
-import { TEST_PASSWORD, startApp, type TestApp } from '../helpers/app.ts';
+import { FIXTURE_ACTOR, TEST_PASSWORD, startApp, type TestApp } from '../helpers/app.ts';
 import { castTeam, count, events, makeCast, roleOf, type Cast } from '../teams/fixtures.ts';
 
 const HOOK = 'https://127.0.0.1:9/hook';
@@ -30,7 +30,7 @@ describe('dashboard pages over HTTP', () => {
   /** A fresh team of the cast with one webhook (one success in its log) and one pending invitation. */
   async function world() {
     const teamId = await castTeam(t, cast);
-    const { row } = await createSubscription(t.ctx, new AddressGuard(t.ctx.config.webhooks), teamId, { url: HOOK, events: ['*'] });
+    const { row } = await createSubscription(t.ctx, new AddressGuard(t.ctx.config.webhooks), teamId, { url: HOOK, events: ['*'] }, FIXTURE_ACTOR);
     const now = new Date().toISOString();
     const log = await t.ctx.db.kysely
       .insertInto('webhook_deliveries')
@@ -186,7 +186,7 @@ describe('dashboard pages over HTTP', () => {
     const w = await world();
     const owner = clients.owner;
     await owner.get(w.team);
-    const second = await createSubscription(t.ctx, new AddressGuard(t.ctx.config.webhooks), w.teamId, { url: `${HOOK}/2`, events: ['*'] });
+    const second = await createSubscription(t.ctx, new AddressGuard(t.ctx.config.webhooks), w.teamId, { url: `${HOOK}/2`, events: ['*'] }, FIXTURE_ACTOR);
     assert.ok(second.row.id);
     const before = await snapshot();
     const cases: [string, Record<string, string | string[]>, number, RegExp][] = [

@@ -13,7 +13,7 @@ import { migrateToLatest } from '../../src/db/migrate.ts';
 import { createTeam, addMember } from '../../src/teams/teams.ts';
 import { createPat } from '../../src/tokens/pats.ts';
 import { svc, type CliResult } from '../cli/cli-helpers.ts';
-import { bearer, testEnv } from '../helpers/app.ts';
+import { FIXTURE_ACTOR, bearer, testEnv } from '../helpers/app.ts';
 import { freshDatabase, type TestDatabase } from '../helpers/database.ts';
 import { spawnSvc, stop, type Svc } from '../webhooks/processes.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
@@ -65,14 +65,14 @@ describe('SQLite: serve, worker, 50 CLI processes and 200 API writes on one data
     const [ownerId, ...memberIds] = ids;
     ownerToken = (await createPat(db, { userId: ownerId, name: 'owner', scopes: ['write:teams', 'webhooks:manage'], expiresAt: null })).token;
     // Every profile update goes, as an event, to the hub team's subscription (the members' one team).
-    hubTeamId = (await createTeam(db, { name: 'Hub', ownerId })).id;
+    hubTeamId = (await createTeam(db, { name: 'Hub', ownerId }, FIXTURE_ACTOR)).id;
     members = [];
     for (const id of memberIds) {
-      await addMember(db, hubTeamId, id, 'member');
+      await addMember(db, hubTeamId, id, 'member', FIXTURE_ACTOR);
       members.push({ id, token: (await createPat(db, { userId: id, name: 'member', scopes: ['write:profile'], expiresAt: null })).token });
     }
     sideTeamIds = [];
-    for (let i = 0; i < SIDE_TEAMS; i++) sideTeamIds.push((await createTeam(db, { name: `Side ${i}`, ownerId })).id);
+    for (let i = 0; i < SIDE_TEAMS; i++) sideTeamIds.push((await createTeam(db, { name: `Side ${i}`, ownerId }, FIXTURE_ACTOR)).id);
 
     server = await spawnSvc(['serve'], env);
     worker = await spawnSvc(['worker'], env);

@@ -7,12 +7,15 @@ import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import { createUser } from '../../src/accounts/users.ts';
+import { cliActor } from '../../src/audit/actor.ts';
 import { createPat } from '../../src/tokens/pats.ts';
 import { createTeam, addMember, type Role } from '../../src/teams/teams.ts';
 import { freshDatabase, type TestDatabase } from './database.ts';
 
 export const TEST_SECRET_KEY = 'test-secret-key-0123456789abcdefghijklmnop';
 export const TEST_PASSWORD = 'correct horse battery staple';
+/** Who the fixtures' team changes are recorded as in the audit log: the operator CLI. */
+export const FIXTURE_ACTOR = cliActor('test fixture');
 
 export interface TestApp {
   app: TypedApp;
@@ -86,11 +89,11 @@ export async function startApp(extraEnv: Record<string, string> = {}, options: S
       return (await createPat(db, { userId, name: 'test', scopes, expiresAt })).token;
     },
     async team(ownerId, name = `Team ${++counter}`) {
-      const team = await createTeam(db, { name, ownerId });
+      const team = await createTeam(db, { name, ownerId }, FIXTURE_ACTOR);
       return { id: team.id, slug: team.slug };
     },
     async member(teamId, userId, role) {
-      await addMember(db, teamId, userId, role);
+      await addMember(db, teamId, userId, role, FIXTURE_ACTOR);
     },
     async close() {
       await app.close();

@@ -13,6 +13,7 @@ const EXPECTED: Record<string, string> = {
   'GET /api/v1/teams/{id}/': 'get_team',
   'PATCH /api/v1/teams/{id}/': 'update_team',
   'GET /api/v1/teams/{id}/members/': 'list_members',
+  'GET /api/v1/teams/{team_id}/audit-log/': 'list_audit_entries',
   'PATCH /api/v1/teams/{id}/members/{user_id}/': 'set_member_role',
   'DELETE /api/v1/teams/{id}/members/{user_id}/': 'remove_member',
   'POST /api/v1/teams/{team_id}/invitations/': 'create_invitation',

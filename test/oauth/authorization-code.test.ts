@@ -1,36 +1,16 @@
 // Authorization Code + PKCE with a confidential client registered by DCR, driven in headless
 // Chromium through the accounts login (with TOTP) and the consent page; the client's redirect URI
 // is a real local HTTP server. Then every refusal: wrong verifier, plain method, changed redirect
-// URI, reused code (revokes what it issued), expired code, scope escalation, denied consent; and
+// URI, reused code (revokes what it issued), expired code, a registered scope that is no ceiling, denied consent; and
 // the tokens on the API: missing scope 403, deactivated user 401.
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { Secret, TOTP } from 'otpauth';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { beginEnrolment, confirmEnrolment, pendingEnrolment } from '../../src/accounts/totp.ts';
 import { setUserActive } from '../../src/accounts/users.ts';
 import { storageId } from '../../src/oauth/adapter.ts';
-import { basic, get, launchBrowser, logIn, pkce, postForm, register, screenshot, startOAuthApp, type OAuthTestApp } from './helpers.ts';
-
-interface Callback {
-  url: string;
-  received: URL[];
-  close(): Promise<void>;
-}
-
-/** The client's redirect URI: a local server that records what the browser brings back. */
-async function callbackServer(): Promise<Callback> {
-  const received: URL[] = [];
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    if (url.pathname === '/callback') received.push(url);
-    res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>client</title><p>back at the client</p>');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  return { url: `http://127.0.0.1:${port}/callback`, received, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
+import { basic, callbackServer, get, launchBrowser, logIn, pkce, postForm, register, screenshot, startOAuthApp, type Callback, type OAuthTestApp } from './helpers.ts';
 
 describe('OAuth authorization code + PKCE', () => {
   let t: OAuthTestApp;
@@ -238,12 +218,22 @@ describe('OAuth authorization code + PKCE', () => {
     assert.equal(res.body.error, 'invalid_grant');
   });
 
-  it('scope escalation is refused at authorize and at the token endpoint', async () => {
+  it('the registered scope is no ceiling (more is asked for on the consent page); admin, unknown scopes and a wider refresh are refused', async () => {
     const { verifier, challenge } = pkce();
-    const notRegistered = await authorize({ scope: 'read:profile write:teams', code_challenge: challenge, code_challenge_method: 'S256' });
-    assert.equal(notRegistered.searchParams.get('error'), 'invalid_scope');
+    const reserved = await authorize({ scope: 'read:profile admin', code_challenge: challenge, code_challenge_method: 'S256' });
+    assert.equal(reserved.searchParams.get('error'), 'invalid_scope');
     const unknown = await authorize({ scope: 'read:profile launch:missiles', code_challenge: challenge, code_challenge_method: 'S256' });
     assert.equal(unknown.searchParams.get('error'), 'invalid_scope');
+
+    // Registered with read:profile read:teams; write:teams is asked for, consented to, and granted.
+    const beyond = pkce();
+    await page.goto(authorizeUrl({ scope: 'read:profile write:teams', code_challenge: beyond.challenge, code_challenge_method: 'S256' }));
+    await page.waitForSelector('#approve');
+    assert.deepEqual(await page.locator('.scopes li').allTextContents(), [t.ctx.scopes.describe('read:profile'), t.ctx.scopes.describe('write:teams')]);
+    await Promise.all([page.waitForURL((url) => url.href.startsWith(callback.url)), page.click('#approve')]);
+    const granted = await exchange(callback.received.at(-1)!.searchParams.get('code')!, beyond.verifier);
+    assert.equal(granted.status, 200);
+    assert.equal(granted.body.scope, 'read:profile write:teams');
 
     const back = await authorize({ scope: 'read:profile', code_challenge: challenge, code_challenge_method: 'S256' });
     const token = await exchange(back.searchParams.get('code')!, verifier);

@@ -26,7 +26,9 @@ describe('svc oauth create-client', () => {
     assert.equal(stored.client_name, 'Acme CLI');
     assert.deepEqual(stored.grant_types.sort(), [DEVICE_GRANT, 'refresh_token'].sort());
     assert.equal(stored.token_endpoint_auth_method, 'none');
-    assert.equal(stored.scope, 'read:profile read:teams');
+    // The registered scope is what a request without scope asks for, no ceiling (the library's `scope`).
+    assert.equal(stored.svc_registered_scope, 'read:profile read:teams');
+    assert.equal(stored.scope, t.ctx.scopes.names().filter((s) => s !== 'admin').join(' '));
     const res = await postForm(`${t.base}/o/device-authorization/`, { client_id: clientId, scope: 'read:profile' });
     assert.equal(res.status, 200, res.text);
   });

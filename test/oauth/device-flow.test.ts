@@ -75,13 +75,18 @@ describe('OAuth device flow', () => {
     assert.equal(JSON.parse(row.payload).params.scope, 'read:profile');
   });
 
-  it('refuses an unknown scope and a scope the client did not register', async () => {
+  it('refuses an unknown scope and the reserved admin scope; a scope beyond the registered ones is asked for', async () => {
     const unknown = await postForm(`${t.base}/o/device-authorization/`, { client_id: client.client_id, scope: 'read:profile rule:world' });
     assert.equal(unknown.status, 400);
     assert.equal(unknown.body.error, 'invalid_scope');
-    const escalated = await postForm(`${t.base}/o/device-authorization/`, { client_id: client.client_id, scope: 'read:profile write:teams' });
-    assert.equal(escalated.status, 400);
-    assert.equal(escalated.body.error, 'invalid_scope');
+    const reserved = await postForm(`${t.base}/o/device-authorization/`, { client_id: client.client_id, scope: 'read:profile admin' });
+    assert.equal(reserved.status, 400);
+    assert.equal(reserved.body.error, 'invalid_scope');
+    // The registered scope is no ceiling: the person sees write:teams on the confirmation page and decides.
+    const beyond = await postForm(`${t.base}/o/device-authorization/`, { client_id: client.client_id, scope: 'read:profile write:teams' });
+    assert.equal(beyond.status, 200);
+    const row = await t.ctx.db.kysely.selectFrom('oauth_models').select('payload').where('model', '=', 'DeviceCode').where('id', '=', beyond.body.device_code).executeTakeFirstOrThrow();
+    assert.equal(JSON.parse(row.payload).params.scope, 'read:profile write:teams');
   });
 
   it('polling: authorization_pending, then slow_down when too fast', async () => {

@@ -2,6 +2,7 @@
 // own address, form/JSON posts over real HTTP, PKCE values, and headless Chromium (Debian's).
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -105,4 +106,23 @@ export async function register(base: string, body: Record<string, unknown>): Pro
   const res = await postJson(`${base}/o/register/`, body);
   if (res.status !== 201) throw new Error(`registration failed: ${res.status} ${res.text}`);
   return res.body;
+}
+
+export interface Callback {
+  url: string;
+  received: URL[];
+  close(): Promise<void>;
+}
+
+/** The client's redirect URI: a local server that records what the browser brings back. */
+export async function callbackServer(): Promise<Callback> {
+  const received: URL[] = [];
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (url.pathname === '/callback') received.push(url);
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>client</title><p>back at the client</p>');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  return { url: `http://127.0.0.1:${port}/callback`, received, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bearer } from '../helpers/app.ts';
+import { FIXTURE_ACTOR, bearer } from '../helpers/app.ts';
 import { EVENT_TYPES } from '../../src/events/index.ts';
 import { runCli } from '../../src/main.ts';
 import { setTeamActive } from '../../src/teams/teams.ts';
@@ -242,7 +242,7 @@ describe('webhook delivery', () => {
     const sub = await f.createSubscription(r.url, ['*'], teamId);
     // The first attempt fails; before the retry is due the team is deactivated.
     r.answer = () => {
-      void setTeamActive(f.t.ctx.db.kysely, teamId, false);
+      void setTeamActive(f.t.ctx.db.kysely, teamId, false, FIXTURE_ACTOR);
       return { status: 500 };
     };
     await f.emit('team.member.added', memberAdded, teamId);
@@ -253,7 +253,7 @@ describe('webhook delivery', () => {
     assert.equal(r.received.length, 1);
     // An inactive team's events create nothing.
     assert.equal(await f.emit('team.member.added', memberAdded, teamId).then(() => f.deliveries(sub.id)).then((d) => d.length), 2);
-    await setTeamActive(f.t.ctx.db.kysely, teamId, true);
+    await setTeamActive(f.t.ctx.db.kysely, teamId, true, FIXTURE_ACTOR);
 
     // Same for a subscription switched off between attempts.
     const r2 = await receiver();

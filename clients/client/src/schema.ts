@@ -66,7 +66,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Members of a team the caller belongs to, ordered by joining time */
+        /** Members of a team the caller belongs to: by page number in joining order (pages 1 to 200), or with page_size/cursor newest joiner first */
         get: operations["list_members"];
         put?: never;
         post?: never;
@@ -143,6 +143,26 @@ export interface paths {
         put?: never;
         /** Accept an invitation with the token from its link; the caller's verified e-mail must be the invited address */
         post: operations["accept_invitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/teams/{team_id}/audit-log/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The team's audit log, newest first, cursor-paginated (owner or admin)
+         * @description Every change to the team, recorded in the same transaction as the change. Filters: `action`, `actor_id`, `since` (inclusive) and `until` (exclusive); a value that is not what the filter takes is 400.
+         */
+        get: operations["list_audit_entries"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -449,6 +469,39 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             expires_at: string;
+        };
+        AuditEntry: {
+            id: number;
+            /** Format: date-time */
+            occurred_at: string;
+            /** @description One of: team.created, team.updated, team.deactivated, team.reactivated, team.member.added, team.member.role_changed, team.member.removed, team.member.left, team.invitation.created, team.invitation.revoked, team.invitation.accepted, webhook.subscription.created, webhook.subscription.updated, webhook.subscription.deleted, webhook.subscription.disabled, webhook.secret_rotated, webhook.delivery.retried */
+            action: string;
+            actor: {
+                type: "user" | "system";
+                /** @description The user id */
+                id: number | null;
+                /** @description The e-mail address the user had then */
+                email: string | null;
+            };
+            /** @description What proved the actor; null when the service acted on its own */
+            credential: {
+                type: "session" | "pat" | "oauth" | "jwt" | "cli";
+                /** @description The credential's id (never the credential); for cli, the operating-system account */
+                id: string | null;
+            } | null;
+            target: {
+                type: string;
+                id: string;
+            };
+            context: {
+                ip: string | null;
+                user_agent: string | null;
+                request_id: string | null;
+            };
+            /** @description Before/after of the changed fields; never a secret */
+            data: {
+                [key: string]: unknown;
+            };
         };
         WebhookSubscription: {
             /** Format: uuid */
@@ -970,6 +1023,10 @@ export interface operations {
             query?: {
                 /** @description Page number, from 1 */
                 page?: string | string[];
+                /** @description Opaque cursor from a previous page's next or previous link */
+                cursor?: string;
+                /** @description Items per page: default 50, at most 200 (larger values are clamped) */
+                page_size?: string;
             };
             header?: never;
             path: {
@@ -994,7 +1051,28 @@ export interface operations {
                         /** Format: uri */
                         previous: string | null;
                         results: components["schemas"]["Member"][];
+                    } | {
+                        /**
+                         * Format: uri
+                         * @description URL of the next (older) page
+                         */
+                        next: string | null;
+                        /**
+                         * Format: uri
+                         * @description URL of the previous (newer) page
+                         */
+                        previous: string | null;
+                        results: components["schemas"]["Member"][];
                     };
+                };
+            };
+            /** @description A page past 200 (use the cursor), page with page_size or cursor, an invalid cursor or page_size */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
                 };
             };
             /** @description Missing, malformed, expired or revoked credential */
@@ -1493,6 +1571,99 @@ export interface operations {
             };
             /** @description The invitation was used, revoked, replaced, or has expired */
             410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Throttled */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_audit_entries: {
+        parameters: {
+            query?: {
+                /** @description Opaque cursor from a previous page's next or previous link */
+                cursor?: string;
+                /** @description Items per page: default 50, at most 200 (larger values are clamped) */
+                page_size?: string;
+                /** @description Only this action */
+                action?: string;
+                /** @description Only changes made by this user id */
+                actor_id?: string;
+                /** @description ISO 8601 date or date-time with a zone: entries at or after it */
+                since?: string;
+                /** @description ISO 8601 date or date-time with a zone: entries before it */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Team UUID */
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uri
+                         * @description URL of the next (older) page
+                         */
+                        next: string | null;
+                        /**
+                         * Format: uri
+                         * @description URL of the previous (newer) page
+                         */
+                        previous: string | null;
+                        results: components["schemas"]["AuditEntry"][];
+                    };
+                };
+            };
+            /** @description A filter, the cursor or page_size is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown team, or the caller is not a member */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

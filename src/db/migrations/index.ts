@@ -11,6 +11,8 @@ import * as m0007 from './0007_teams.ts';
 import * as m0008 from './0008_oauth.ts';
 import * as m0009 from './0009_delivery_log_indexes.ts';
 import * as m0010 from './0010_delivery_queue_fillfactor.ts';
+import * as m0011 from './0011_audit_entries.ts';
+import * as m0012 from './0012_scale_indexes.ts';
 
 /**
  * Every migration, in the order they apply: a database of an earlier release has applied a prefix of
@@ -27,6 +29,8 @@ export const MIGRATIONS: readonly (readonly [name: string, migration: Migration]
   ['0008_oauth', m0008],
   ['0009_delivery_log_indexes', m0009],
   ['0010_delivery_queue_fillfactor', m0010],
+  ['0011_audit_entries', m0011],
+  ['0012_scale_indexes', m0012],
 ];
 
 // Kysely's migrator applies migrations in the order of their names, whatever order it is given them

@@ -3,7 +3,7 @@ import type { Member, Team } from 'svc-client';
 import { str, type Command, type Context } from '../command.ts';
 import { UsageError } from '../failures.ts';
 import { printJson, printRecord, printTable } from '../io.ts';
-import { memberId, teamId } from '../teams-lookup.ts';
+import { BY_CURSOR, memberId, teamId } from '../teams-lookup.ts';
 
 const ROLES = ['owner', 'admin', 'member'] as const;
 
@@ -73,8 +73,10 @@ export const teamCommands: Command[] = [
     async run(ctx, args) {
       const { client } = ctx.session();
       const id = await teamId(client, args.positionals[0]);
+      // By cursor (any number of members; page-number pages stop at 10,000 items), newest first: reversed.
       const members: Member[] = [];
-      for await (const member of client.paginate('/api/v1/teams/{id}/members/', { params: { path: { id } } })) members.push(member);
+      for await (const member of client.paginate('/api/v1/teams/{id}/members/', { params: { path: { id }, query: BY_CURSOR } })) members.push(member);
+      members.reverse();
       if (ctx.json) return printJson(ctx.io, members);
       printTable(ctx.io, ['ID', 'EMAIL', 'NAME', 'ROLE', 'JOINED'], members.map((m) => [m.id, m.email, m.display_name || [m.first_name, m.last_name].filter(Boolean).join(' '), m.role, m.joined_at]));
     },
