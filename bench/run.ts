@@ -166,7 +166,7 @@ async function main() {
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
-    stopAll().finally(() => process.exit(130));
+    void stopAll().finally(() => process.exit(130));
   });
 }
 

@@ -61,9 +61,12 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
     frameworkErrors: (error, request, reply) => {
       if (!isApiPath(request.url)) {
         request.identity = ANONYMOUS;
-        return handleFrameworkError(error, request, reply);
+        void handleFrameworkError(error, request, reply);
+        return;
       }
-      apiHook(request, reply, (refused?: Error) => (refused ? handleError(refused as FastifyError, request, reply) : handleFrameworkError(error, request, reply)));
+      apiHook(request, reply, (refused?: Error) => {
+        void (refused ? handleError(refused as FastifyError, request, reply) : handleFrameworkError(error, request, reply));
+      });
     },
     clientErrorHandler: handleClientError,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },

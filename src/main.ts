@@ -220,7 +220,7 @@ if (invokedDirectly || process.env.SVC_CLI_ENTRY === '1') {
   // each entry against its source and Node version, and NODE_DISABLE_COMPILE_CACHE=1 turns it off.
   enableCompileCache();
   const io: CliIo = { out: (text) => process.stdout.write(text + '\n'), err: (text) => process.stderr.write(text + '\n') };
-  runCli(process.argv.slice(2), process.env, io).then((code) => {
+  void runCli(process.argv.slice(2), process.env, io).then((code) => {
     process.exitCode = code;
   });
 }

@@ -52,9 +52,11 @@ const first = await request(`http://127.0.0.1:${port}/webhooks/mailprovider/`, {
 const answer = await first.body.text();
 if (first.statusCode !== 200) throw new Error(`first notification → ${first.statusCode}: ${answer}`);
 process.stderr.write(`answer ${answer}\nlistening ${port}\n`);
-process.on('SIGTERM', async () => {
-  await app.close();
-  await standIn.stop();
-  await ctx.db.close();
-  process.exit(0);
+process.on('SIGTERM', () => {
+  void (async () => {
+    await app.close();
+    await standIn.stop();
+    await ctx.db.close();
+    process.exit(0);
+  })();
 });

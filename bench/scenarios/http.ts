@@ -66,7 +66,7 @@ function issueTokens(url: string) {
       failure ??= error;
     });
     inflight.add(p);
-    p.finally(() => inflight.delete(p));
+    void p.finally(() => inflight.delete(p));
   }, 1000 / ISSUANCES_PER_SECOND);
   return {
     async stop() {

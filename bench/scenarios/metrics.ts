@@ -62,7 +62,7 @@ export async function metricsScenarios(plan: Plan): Promise<Metric[]> {
 
     const measure = async (key: string, seconds: number): Promise<WrkResult> => {
       const resume = pauseTrees(keys.filter((other) => other !== key).flatMap((other) => pids[other]));
-      const scraped = new Promise<void>((resolve, reject) => setTimeout(() => scrape(servers[key].url).then(() => resolve(), reject), (seconds * 1000) / 2));
+      const scraped = new Promise<void>((resolve, reject) => setTimeout(() => void scrape(servers[key].url).then(() => resolve(), reject), (seconds * 1000) / 2));
       try {
         const [result] = await Promise.all([wrk({ url: `${servers[key].url}/api/v1/me/`, seconds, serverPids: pids[key], tokensFile }), scraped]);
         return result;

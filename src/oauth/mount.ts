@@ -143,6 +143,9 @@ export function installOAuthMount(app: TypedApp, ctx: AppContext, server: LazyOA
         }
         break;
       }
+      case 'plain':
+        // The provider's other endpoints (discovery, keys, revocation, introspection) need no preparation.
+        break;
     }
 
     // Built on the first request it answers (routes.ts), while a failure can still be a 500 problem.
@@ -159,7 +162,7 @@ export function installOAuthMount(app: TypedApp, ctx: AppContext, server: LazyOA
     raw.headers['x-forwarded-for'] = address;
     // Fastify still writes its one log line for the request when the raw response finishes.
     reply.hijack();
-    handle(body ? replay(raw, body) : raw, res);
+    void handle(body ? replay(raw, body) : raw, res);
   }));
 }
 

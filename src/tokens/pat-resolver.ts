@@ -188,7 +188,7 @@ export class PatResolver implements BearerResolver {
     if (entry && generation === this.#generation && (this.#feedLive === null || this.#feedLive())) {
       if (this.#cache.size >= PAT_CACHE_MAX_ENTRIES) this.#cache.delete(this.#cache.keys().next().value as string);
       this.#cache.set(hash, entry);
-      if (this.#externalCounter === null) this.#revalidation ??= setTimeout(() => this.#revalidate(), REVALIDATE_EVERY_MS).unref();
+      if (this.#externalCounter === null) this.#revalidation ??= setTimeout(() => void this.#revalidate(), REVALIDATE_EVERY_MS).unref();
     }
     return entry;
   }
@@ -229,7 +229,7 @@ export class PatResolver implements BearerResolver {
       // this timer chain; the next request reads the database again and meets the error itself.
       this.#cache.clear();
     }
-    this.#revalidation = this.#cache.size > 0 ? setTimeout(() => this.#revalidate(), REVALIDATE_EVERY_MS).unref() : null;
+    this.#revalidation = this.#cache.size > 0 ? setTimeout(() => void this.#revalidate(), REVALIDATE_EVERY_MS).unref() : null;
   }
 
   /** Writes the uses still waiting for their batch: called when the app closes, before the database does. */

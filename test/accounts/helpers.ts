@@ -3,7 +3,7 @@ import { TOTP, Secret } from 'otpauth';
 import { sendQueuedMail } from '../../src/mail/outbox.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { readMailbox } from '../mail/eml.ts';
-import { PageClient, textOfId } from './page-client.ts';
+import { textOfId, type PageClient } from './page-client.ts';
 
 /** Flushes the outbox and returns the messages sent to `to`, oldest first. */
 export async function mailTo(t: TestApp, to: string) {

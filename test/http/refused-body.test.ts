@@ -68,7 +68,7 @@ function exchange(port: number, head: string, send: Sender, stopWhenAnswered = f
       resolve({ ...parsed, ended, error, sentAll, answeredAfter, closedAfter: Date.now() - started });
     });
     socket.write(head);
-    Promise.resolve(send(socket)).then(() => {
+    void Promise.resolve(send(socket)).then(() => {
       if (socket.destroyed) return;
       sentAll = true;
       socket.end();

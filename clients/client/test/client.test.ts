@@ -41,7 +41,7 @@ interface ProxyRule {
 /** A proxy to `target` that lets `rule` replace answers; every request it saw, with its headers. */
 async function startProxy(target: string, rule: ProxyRule) {
   const seen: http.IncomingHttpHeaders[] = [];
-  const server = http.createServer(async (req, res) => {
+  const relay = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     seen.push(req.headers);
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -59,7 +59,8 @@ async function startProxy(target: string, rule: ProxyRule) {
       return;
     }
     res.writeHead(upstream.status, Object.fromEntries(upstream.headers)).end(body);
-  });
+  };
+  const server = http.createServer((req, res) => void relay(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
