@@ -12,7 +12,7 @@ import { compileDeferredSchemas } from '../src/http/lazy-compilers.ts';
 import { intakeNetwork } from '../src/mail/intake.ts';
 import { useMailLogger } from '../src/mail/log.ts';
 import { queueMail, sendQueuedMail } from '../src/mail/outbox.ts';
-import { bearer, startApp, TEST_PASSWORD, type TestApp } from './helpers/app.ts';
+import { bearer, startApp, TEST_PASSWORD, type TestApp } from './support/app.ts';
 import { readMailbox } from './mail/eml.ts';
 
 describe('two apps in one process share no state', () => {

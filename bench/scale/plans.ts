@@ -2,7 +2,7 @@
 // bench/scenarios/scale.ts, run after the timings because its purges delete the expired rows). The
 // app is built in this process and every request injected (Fastify's inject: the same routes, hooks
 // and queries as over a socket), the worker's and the purges' functions are called directly, and
-// each statement they run is EXPLAINed (test/helpers/query-plans.ts). One "BENCH_RESULT {json}" line on stdout:
+// each statement they run is EXPLAINed (test/support/query-plans.ts). One "BENCH_RESULT {json}" line on stdout:
 // path → plans, each with the flags that mark a full scan or a sort.
 // Usage: DATABASE_URL=… (the seed's environment) node bench/scale/plans.ts <fixtures.json>
 import fs from 'node:fs';
@@ -18,7 +18,7 @@ import { purgeOldMail } from '../../src/mail/outbox.ts';
 import { deleteExpiredOAuthRows } from '../../src/oauth/adapter.ts';
 import { claimDue, purgeDeliveryLogs } from '../../src/webhooks/queue.ts';
 import { writeResults } from '../../src/webhooks/results.ts';
-import { captureStatements, explainAll, type Plan } from '../../test/helpers/query-plans.ts';
+import { captureStatements, explainAll, type Plan } from '../../test/support/query-plans.ts';
 import { hasAuditLog } from './audit.ts';
 import type { Fixtures } from './fixtures.ts';
 import { DEEP_CURSOR_PAGE, DEEP_MEMBER_PAGE } from './pages.ts';

@@ -1,7 +1,7 @@
 // Shared steps of the accounts tests: reading the mailbox, signing up, TOTP enrolment.
 import { TOTP, Secret } from 'otpauth';
 import { sendQueuedMail } from '../../src/mail/outbox.ts';
-import type { TestApp } from '../helpers/app.ts';
+import type { TestApp } from '../support/app.ts';
 import { readMailbox } from '../mail/eml.ts';
 import { textOfId, type PageClient } from './page-client.ts';
 

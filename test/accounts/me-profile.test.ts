@@ -2,7 +2,7 @@
 // nothing; unknown, read-only, over-long and link-bearing fields are 400 and change nothing.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bearer, startApp, type TestApp } from '../helpers/app.ts';
+import { bearer, startApp, type TestApp } from '../support/app.ts';
 
 describe('PATCH /api/v1/me/', () => {
   let t: TestApp;

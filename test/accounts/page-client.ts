@@ -1,7 +1,7 @@
 // A small browser stand-in for page tests over Fastify inject (or real HTTP): a cookie jar that
 // honours Path and Max-Age, form posts, and the CSRF token read from the last page's <meta>.
 import type { LightMyRequestResponse } from 'fastify';
-import type { TestApp } from '../helpers/app.ts';
+import type { TestApp } from '../support/app.ts';
 
 interface Cookie {
   value: string;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startApp, TEST_PASSWORD, type TestApp } from '../helpers/app.ts';
+import { startApp, TEST_PASSWORD, type TestApp } from '../support/app.ts';
 import { codeFor, enrolTotp, linkInMail, mailTo } from './helpers.ts';
 import { PageClient } from './page-client.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bearer, startApp, TEST_PASSWORD, type TestApp } from '../helpers/app.ts';
+import { bearer, startApp, TEST_PASSWORD, type TestApp } from '../support/app.ts';
 import { PageClient } from './page-client.ts';
 
 describe('session authentication on the API', () => {

@@ -8,7 +8,7 @@ import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs,
 import type { Kysely } from 'kysely';
 import type { Database } from '../../src/db/schema.ts';
 import { STYLESHEET_PATH } from '../../src/web/static.ts';
-import { startApp, TEST_PASSWORD, type TestApp } from '../helpers/app.ts';
+import { startApp, TEST_PASSWORD, type TestApp } from '../support/app.ts';
 import { PageClient } from './page-client.ts';
 
 /** Counts the statements that read the sessions table. */

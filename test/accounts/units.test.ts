@@ -6,7 +6,7 @@ import { hashPassword, verifyPassword } from '../../src/accounts/passwords.ts';
 import { safeNextPath } from '../../src/accounts/session-auth.ts';
 import { purgeAccountRows } from '../../src/accounts/housekeeping.ts';
 import { checkThrottle, recordFailure } from '../../src/accounts/auth-throttle.ts';
-import { startApp, TEST_PASSWORD, type TestApp } from '../helpers/app.ts';
+import { startApp, TEST_PASSWORD, type TestApp } from '../support/app.ts';
 import { PageClient } from './page-client.ts';
 
 describe('password policy', () => {

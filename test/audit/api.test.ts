@@ -10,7 +10,7 @@ import { recordAudit } from '../../src/audit/record.ts';
 import { purgeAuditEntries } from '../../src/audit/store.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { ROOT } from '../cli/cli-helpers.ts';
-import { bearer, startApp, type TestApp } from '../helpers/app.ts';
+import { bearer, startApp, type TestApp } from '../support/app.ts';
 import { as, castTeam, makeCast, type Cast } from '../teams/fixtures.ts';
 
 const path = (teamId: string, query = '') => `/api/v1/teams/${teamId}/audit-log/${query}`;

@@ -2,7 +2,7 @@
 // user and their browser session, as the API's do; a form the service refuses records nothing.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp, type TestApp } from '../support/app.ts';
 import { makeCast, type Cast } from '../teams/fixtures.ts';
 import { auditReader, pageDoor, type Entry } from './helpers.ts';
 import type { PageClient } from '../accounts/page-client.ts';

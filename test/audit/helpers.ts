@@ -8,7 +8,7 @@ import { SESSION_COOKIE } from '../../src/accounts/sessions.ts';
 import { createPat } from '../../src/tokens/pats.ts';
 import { PageClient } from '../accounts/page-client.ts';
 import { cli } from '../cli/cli-helpers.ts';
-import { TEST_PASSWORD, bearer, type TestApp } from '../helpers/app.ts';
+import { TEST_PASSWORD, bearer, type TestApp } from '../support/app.ts';
 
 export const REQUEST_ID = 'audit-test-request';
 export const USER_AGENT = 'audit-test/1.0';

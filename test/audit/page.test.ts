@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PageClient } from '../accounts/page-client.ts';
-import { TEST_PASSWORD, startApp, type TestApp } from '../helpers/app.ts';
+import { TEST_PASSWORD, startApp, type TestApp } from '../support/app.ts';
 import { castTeam, makeCast, type Cast } from '../teams/fixtures.ts';
 
 describe('the audit page', () => {

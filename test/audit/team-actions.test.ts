@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { cli } from '../cli/cli-helpers.ts';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp, type TestApp } from '../support/app.ts';
 import { as, makeCast, tokenFromMail, type Cast } from '../teams/fixtures.ts';
 import { apiActor, auditReader, cliActorOf, oauthDoor, pageDoor, patDoor, shape, svc, type Door, type Entry, type Person } from './helpers.ts';
 

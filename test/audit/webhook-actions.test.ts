@@ -3,9 +3,10 @@
 // entry each, none for a refused change or a change that changes nothing, and never a secret.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bearer } from '../helpers/app.ts';
-import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
-import { eventually, webhookFixture, type WebhookFixture } from '../webhooks/setup.ts';
+import { bearer } from '../support/app.ts';
+import { startReceiver, type Receiver } from '../support/receiver.ts';
+import { webhookFixture, type WebhookFixture } from '../webhooks/setup.ts';
+import { eventually } from '../support/wait.ts';
 import { apiActor, auditReader, cliActorOf, oauthDoor, patDoor, shape, svc, type Door, type Entry } from './helpers.ts';
 
 const HOOK = 'https://127.0.0.1:9/hook';

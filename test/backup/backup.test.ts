@@ -21,10 +21,10 @@ import { migrateToLatest } from '../../src/db/migrate.ts';
 import { addMember, createTeam } from '../../src/teams/teams.ts';
 import { createPat } from '../../src/tokens/pats.ts';
 import { NODE, ROOT, processEnv, svc } from '../cli/cli-helpers.ts';
-import { FIXTURE_ACTOR, TEST_SECRET_KEY, bearer } from '../helpers/app.ts';
-import { freshDatabase } from '../helpers/database.ts';
+import { FIXTURE_ACTOR, TEST_SECRET_KEY, bearer } from '../support/app.ts';
+import { freshDatabase } from '../support/database.ts';
 import { spawnSvc, stop, type Svc } from '../webhooks/processes.ts';
-import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
+import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { FAST_RETRIES } from '../webhooks/setup.ts';
 
 const sqliteOnly = process.env.TEST_DATABASE_URL ? 'SQLite only: `svc backup` copies the embedded database' : false;

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCli } from '../../src/main.ts';
-import type { TestApp } from '../helpers/app.ts';
+import type { TestApp } from '../support/app.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const NODE = path.join(ROOT, 'node_modules/.bin/node');

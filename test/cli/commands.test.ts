@@ -3,7 +3,7 @@
 // failures. test/cli/process.test.ts runs a representative set as real subprocesses.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bearer, startApp, type TestApp } from '../helpers/app.ts';
+import { bearer, startApp, type TestApp } from '../support/app.ts';
 import { cli, snapshot, type CliResult } from './cli-helpers.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { allCommands } from '../../src/main.ts';
 import { insertSuppression } from '../../src/mail/suppressions.ts';
 import type { Command } from '../../src/cli/framework.ts';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp, type TestApp } from '../support/app.ts';
 import { svc, type CliResult } from './cli-helpers.ts';
 
 describe('svc help, usage errors and failures (real processes)', () => {

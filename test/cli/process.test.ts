@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { PAT_CACHE_TTL_MS } from '../../src/tokens/pat-resolver.ts';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp, type TestApp } from '../support/app.ts';
 import { NODE, ROOT, exitOf, snapshot, spawnSvc, svc, waitForLine } from './cli-helpers.ts';
 import { spawn } from 'node:child_process';
 

@@ -7,13 +7,13 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from '../support/browser.ts';
 import { sendQueuedMail } from '../../src/mail/outbox.ts';
-import { TEST_PASSWORD, type TestApp } from '../helpers/app.ts';
+import { TEST_PASSWORD, type TestApp } from '../support/app.ts';
 import { readMailbox } from '../mail/eml.ts';
 
-export const CHROMIUM = '/usr/bin/chromium';
-export const NO_CHROMIUM = !fs.existsSync(CHROMIUM) && 'no /usr/bin/chromium';
+export { NO_CHROMIUM } from '../support/browser.ts';
 /** Where every page's screenshots go (git-ignored; CI keeps test-output/). */
 export const SCREENSHOTS = fileURLToPath(new URL('../../test-output/screenshots/dashboard/', import.meta.url));
 export const DESKTOP = { width: 1100, height: 800 };
@@ -21,12 +21,7 @@ export const PHONE = { width: 390, height: 844 };
 
 const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-export function launch(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-}
+export const launch = launchChromium;
 
 /** A fresh browser profile (cookies of its own) and its page; `javaScript: false` for the no-script runs. */
 export async function person(browser: Browser, options: { javaScript?: boolean } = {}): Promise<{ context: BrowserContext; page: Page }> {

@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import { AddressGuard } from '../../src/webhooks/ssrf.ts';
 import { createSubscription } from '../../src/webhooks/subscriptions.ts';
 import { PageClient } from '../accounts/page-client.ts';
-import { FIXTURE_ACTOR, TEST_PASSWORD, startApp, type TestApp } from '../helpers/app.ts';
+import { FIXTURE_ACTOR, TEST_PASSWORD, startApp, type TestApp } from '../support/app.ts';
 import { castTeam, count, events, makeCast, roleOf, type Cast } from '../teams/fixtures.ts';
 
 const HOOK = 'https://127.0.0.1:9/hook';

@@ -5,24 +5,15 @@
 // and the webhook deleted after re-authentication; who may see what; and the forms without
 // JavaScript.
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { verifyWebhookSignature } from '../../src/webhooks/verify.ts';
-import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
+import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { webhookFixture, type WebhookFixture } from '../webhooks/setup.ts';
 import { NO_CHROMIUM, errorOf, inspect, launch, logIn, noticeOf, person, reportScreenshots, submit } from './browser.ts';
 import { EVENT_TYPES, type EventType } from '../../src/events/index.ts';
+import { freePort } from '../support/net.ts';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 describe('webhook pages in Chromium', { skip: NO_CHROMIUM }, () => {
   let f: WebhookFixture;

@@ -8,7 +8,7 @@ import { createUser } from '../../src/accounts/users.ts';
 import { ConflictError } from '../../src/util/domain-errors.ts';
 import { openDb } from '../../src/db/connection.ts';
 import { LOCK_POLL_MS } from '../../src/db/sqlite-dialect.ts';
-import { startApp, TEST_PASSWORD, type TestApp } from '../helpers/app.ts';
+import { startApp, TEST_PASSWORD, type TestApp } from '../support/app.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { openDb, type Db } from '../../src/db/connection.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import { MIGRATIONS } from '../../src/db/migrations/index.ts';
-import { freshDatabase, type TestDatabase } from '../helpers/database.ts';
+import { freshDatabase, type TestDatabase } from '../support/database.ts';
 
 const squeeze = (text: string | null) => (text ?? '').replace(/\s+/g, ' ').replace(/\s*([(),])\s*/g, '$1').trim();
 

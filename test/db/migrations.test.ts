@@ -14,7 +14,7 @@ import { openDb } from '../../src/db/connection.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import { MIGRATIONS } from '../../src/db/migrations/index.ts';
 import { svc } from '../cli/cli-helpers.ts';
-import { freshDatabase } from '../helpers/database.ts';
+import { freshDatabase } from '../support/database.ts';
 
 const ALL = MIGRATIONS.map(([name]) => name);
 const pgUrl = process.env.TEST_DATABASE_URL;

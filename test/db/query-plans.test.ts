@@ -1,5 +1,5 @@
 // Reads and purges whose cost must not grow with the tables around them, checked on their query
-// plans (test/helpers/query-plans.ts): every statement the path runs, as the database would run it.
+// plans (test/support/query-plans.ts): every statement the path runs, as the database would run it.
 // A page of a team's members reads the page from an index in its order (no sort of the team), and
 // each purge deletes in bounded batches along an index, in a number of statements that does not
 // grow with the number of teams or subscriptions. SQLite's plans do not depend on the number of
@@ -12,8 +12,8 @@ import { purgeAccountRows } from '../../src/accounts/housekeeping.ts';
 import { purgeExpiredIdempotencyKeys } from '../../src/http/idempotency.ts';
 import { deleteExpiredOAuthRows } from '../../src/oauth/adapter.ts';
 import { purgeDeliveryLogs } from '../../src/webhooks/queue.ts';
-import { bearer, startApp, type TestApp } from '../helpers/app.ts';
-import { captureStatements, explainAll, type Plan, type Statement } from '../helpers/query-plans.ts';
+import { bearer, startApp, type TestApp } from '../support/app.ts';
+import { captureStatements, explainAll, type Plan, type Statement } from '../support/query-plans.ts';
 
 const OLD = '2020-01-01T00:00:00.000Z';
 

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, it } from 'node:test';
-import { TEST_PASSWORD, bearer, startApp, type TestApp } from '../helpers/app.ts';
+import { TEST_PASSWORD, bearer, startApp, type TestApp } from '../support/app.ts';
 import { svc } from '../cli/cli-helpers.ts';
 
 const sqliteOnly = process.env.TEST_DATABASE_URL ? 'SQLite only (PostgreSQL has no database-wide write lock)' : false;

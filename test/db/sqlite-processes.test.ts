@@ -13,11 +13,12 @@ import { migrateToLatest } from '../../src/db/migrate.ts';
 import { createTeam, addMember } from '../../src/teams/teams.ts';
 import { createPat } from '../../src/tokens/pats.ts';
 import { svc, type CliResult } from '../cli/cli-helpers.ts';
-import { FIXTURE_ACTOR, bearer, testEnv } from '../helpers/app.ts';
-import { freshDatabase, type TestDatabase } from '../helpers/database.ts';
+import { FIXTURE_ACTOR, bearer, testEnv } from '../support/app.ts';
+import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { spawnSvc, stop, type Svc } from '../webhooks/processes.ts';
-import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
-import { FAST_RETRIES, eventually } from '../webhooks/setup.ts';
+import { startReceiver, type Receiver } from '../support/receiver.ts';
+import { FAST_RETRIES } from '../webhooks/setup.ts';
+import { eventually } from '../support/wait.ts';
 
 const CLI_TEAMS = 50;
 const API_TEAMS = 80;

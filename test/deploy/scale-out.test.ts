@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { bearer } from '../helpers/app.ts';
+import { bearer } from '../support/app.ts';
 import { spawnSvc, stop, workerProcessSuite, type Svc } from '../webhooks/processes.ts';
-import type { Received, Receiver } from '../webhooks/receiver.ts';
-import { eventually } from '../webhooks/setup.ts';
+import type { Received, Receiver } from '../support/receiver.ts';
+import { eventually } from '../support/wait.ts';
 
 const SHARED = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
 const SKIP = !SHARED && 'needs TEST_DATABASE_URL and TEST_REDIS_URL: separate processes share state only through PostgreSQL and Redis';

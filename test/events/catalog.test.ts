@@ -9,10 +9,10 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import ts from 'typescript';
 import { EVENT_NAMES, EVENT_TYPES, newEnvelope, testEnvelope } from '../../src/events/index.ts';
-import { bearer, startApp, type TestApp } from '../helpers/app.ts';
-import { EventValidator, describeErrors, schemaValidator } from '../helpers/event-schemas.ts';
-import { startReceiver } from '../webhooks/receiver.ts';
-import { testPki } from '../webhooks/tls.ts';
+import { bearer, startApp, type TestApp } from '../support/app.ts';
+import { EventValidator, describeErrors, schemaValidator } from '../support/event-schemas.ts';
+import { startReceiver } from '../support/receiver.ts';
+import { testPki } from '../support/tls.ts';
 
 const BASE_URL = 'https://api.example.com';
 const CATALOG = '/api/v1/event-types/';

@@ -7,7 +7,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { runCli } from '../../src/main.ts';
 import { generatePat } from '../../src/tokens/pat-format.ts';
 import { createPat, revokePat } from '../../src/tokens/pats.ts';
-import { bearer, startApp, type TestApp } from '../helpers/app.ts';
+import { bearer, startApp, type TestApp } from '../support/app.ts';
 
 const silentIo = { out: () => {}, err: () => {} };
 

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import type { AppContext, TypedApp } from '../../src/app-context.ts';
 import { CursorQuery, cursorPage } from '../../src/http/cursor.ts';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp, type TestApp } from '../support/app.ts';
 
 interface Item {
   id: number;

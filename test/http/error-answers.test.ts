@@ -17,7 +17,7 @@ import {
   type DomainError,
 } from '../../src/util/domain-errors.ts';
 import { usePageErrors } from '../../src/web/render.ts';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp, type TestApp } from '../support/app.ts';
 
 const FIELD = [{ field: 'name', message: 'Too long.' }];
 

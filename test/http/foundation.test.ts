@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { bearer, startApp, type TestApp } from '../helpers/app.ts';
+import { bearer, startApp, type TestApp } from '../support/app.ts';
 
 describe('HTTP foundation', () => {
   let t: TestApp;

@@ -13,7 +13,7 @@ import { idempotencyPurgeTask } from '../../src/http/idempotency-task.ts';
 import { purgeExpiredIdempotencyKeys } from '../../src/http/idempotency.ts';
 import { HttpProblem } from '../../src/http/problem.ts';
 import { startWorker } from '../../src/worker/worker.ts';
-import { bearer, startApp, type TestApp } from '../helpers/app.ts';
+import { bearer, startApp, type TestApp } from '../support/app.ts';
 
 interface Body {
   label: string;

@@ -7,7 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import { requireScope } from '../../src/http/identity.ts';
 import { enrolTotp } from '../accounts/helpers.ts';
 import { PageClient } from '../accounts/page-client.ts';
-import { bearer, startApp, TEST_PASSWORD, type TestApp } from '../helpers/app.ts';
+import { bearer, startApp, TEST_PASSWORD, type TestApp } from '../support/app.ts';
 
 /** What a test route reports of request.identity. */
 function summary(request: FastifyRequest) {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { compileDeferredSchemas } from '../../src/http/lazy-compilers.ts';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp, type TestApp } from '../support/app.ts';
 
 describe('route schemas compiled on first use', () => {
   let t: TestApp;

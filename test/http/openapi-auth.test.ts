@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
-import { bearer, startApp, type TestApp } from '../helpers/app.ts';
-import { operationsOf, validValue, type Document } from '../helpers/openapi.ts';
+import { bearer, startApp, type TestApp } from '../support/app.ts';
+import { operationsOf, validValue, type Document } from '../support/openapi.ts';
 
 type SecurityScheme = { type: string; scheme?: string; flows?: Record<string, { authorizationUrl?: string; tokenUrl?: string; refreshUrl?: string; scopes: Record<string, string> }> };
 

@@ -3,7 +3,7 @@
 // after them, so renaming one is a breaking change, caught here by the full list.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp, type TestApp } from '../support/app.ts';
 
 const EXPECTED: Record<string, string> = {
   'GET /api/v1/me/': 'get_me',

@@ -3,7 +3,7 @@
 // absolute URLs built on BASE_URL (never the Host header) that keep the other query parameters.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bearer, startApp, type TestApp } from '../helpers/app.ts';
+import { bearer, startApp, type TestApp } from '../support/app.ts';
 
 const BASE_URL = 'https://api.example.com:8443';
 

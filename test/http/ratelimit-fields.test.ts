@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Token, isInnerList, parseList, serializeList } from 'structured-headers';
-import { bearer, TEST_PASSWORD } from '../helpers/app.ts';
+import { bearer, TEST_PASSWORD } from '../support/app.ts';
 import { postForm, startOAuthApp, type OAuthTestApp } from '../oauth/helpers.ts';
 
 const QUOTA_EXCEEDED = 'https://iana.org/assignments/http-problem-types#quota-exceeded';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { DRAIN_IDLE_MS, DRAIN_MAX_MS } from '../../src/http/refused-body.ts';
-import { bearer, startApp, type TestApp } from '../helpers/app.ts';
+import { bearer, startApp, type TestApp } from '../support/app.ts';
 
 const EIGHT_MIB = 8 * 1024 * 1024;
 const CHUNK = Buffer.alloc(64 * 1024, 'a');

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { TEST_PASSWORD, bearer, startApp, type TestApp } from '../helpers/app.ts';
-import { acceptedTypes, operationsOf, resolve, validValue, type Document, type Schema } from '../helpers/openapi.ts';
+import { TEST_PASSWORD, bearer, startApp, type TestApp } from '../support/app.ts';
+import { acceptedTypes, operationsOf, resolve, validValue, type Document, type Schema } from '../support/openapi.ts';
 
 /**
  * One value of every JSON type the schema refuses. Each is the one a coercing validator would

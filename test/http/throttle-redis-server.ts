@@ -1,7 +1,7 @@
 // A private redis-server for the tests that stop Redis or share it between two apps: the machine's
 // Redis is never stopped. Started on a free port without persistence, killed by its own pid.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
+import { freePort } from '../support/net.ts';
 
 export const redisServerAvailable = spawnSync('redis-server', ['--version']).status === 0;
 
@@ -14,17 +14,6 @@ export interface PrivateRedis {
   restart(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function launch(port: number): Promise<ChildProcess> {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {

@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { Throttle } from '../../src/http/throttle.ts';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp, type TestApp } from '../support/app.ts';
 import { redisServerAvailable, startPrivateRedis, type PrivateRedis } from './throttle-redis-server.ts';
 
 const skip = redisServerAvailable ? false : 'redis-server is not installed';

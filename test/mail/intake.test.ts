@@ -9,8 +9,8 @@ import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
-import { startApp, testEnv, type TestApp } from '../helpers/app.ts';
-import { freshDatabase } from '../helpers/database.ts';
+import { startApp, testEnv, type TestApp } from '../support/app.ts';
+import { freshDatabase } from '../support/database.ts';
 import { AIA_URL, CERT_URL, StandIn, TOPIC, buildPki, fixture, issue, notification, sign, type Issued, type Pki } from './sns-stand-in.ts';
 
 const PATH = '/webhooks/mailprovider/';

@@ -9,7 +9,7 @@ import { queueMail, sendQueuedMail, mailWorkerTask, purgeOldMail } from '../../s
 import { useMailLogger } from '../../src/mail/log.ts';
 import { startWorker } from '../../src/worker/worker.ts';
 import { WORKER_TASKS } from '../../src/worker-tasks.ts';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp, type TestApp } from '../support/app.ts';
 import { readMailbox } from './eml.ts';
 
 /** Counts the queries that read the suppression list. */

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { DOCS_BEGIN, DOCS_END, apiDocument, docsBlock } from '../../src/mcp/api-docs.ts';
 import { buildCatalog, type OpenApiDocument } from '../../src/mcp/catalog.ts';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp, type TestApp } from '../support/app.ts';
 
 describe('docs/mcp.md', () => {
   let t: TestApp;

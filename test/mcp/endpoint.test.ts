@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
-import { bearer } from '../helpers/app.ts';
+import { bearer } from '../support/app.ts';
 import { get, postForm, startOAuthApp, type OAuthTestApp } from '../oauth/helpers.ts';
 import { callTool, connect, initialize, mintAccessToken, rawMcp } from './helpers.ts';
 

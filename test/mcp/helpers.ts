@@ -2,7 +2,7 @@
 // and OAuth access tokens minted through the provider for a given audience (the browser flow itself
 // is in oauth-flow.test.ts).
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import type { TestApp } from '../helpers/app.ts';
+import type { TestApp } from '../support/app.ts';
 
 export const MCP_ACCEPT = 'application/json, text/event-stream';
 

@@ -21,9 +21,9 @@ import {
   type StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
 import type { Browser, Page } from 'playwright-core';
-import { bearer } from '../helpers/app.ts';
+import { bearer } from '../support/app.ts';
 import { callbackServer, get, launchBrowser, logIn, pkce, postForm, screenshot, startOAuthApp, type Callback, type OAuthTestApp } from '../oauth/helpers.ts';
-import { testPki } from '../webhooks/tls.ts';
+import { testPki } from '../support/tls.ts';
 
 import { rawMcp, initialize } from './helpers.ts';
 

@@ -3,7 +3,7 @@
 // 429 is the API's) and a small body limit (413).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bearer, startApp, type TestApp } from '../helpers/app.ts';
+import { bearer, startApp, type TestApp } from '../support/app.ts';
 import { callTool, connect, initialize, rawMcp } from './helpers.ts';
 import { get, postForm, startOAuthApp, type OAuthTestApp } from '../oauth/helpers.ts';
 

@@ -3,7 +3,7 @@
 // known requests did: request durations by route template (never a raw path), rate-limit refusals.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bearer, startApp, TEST_PASSWORD, type TestApp } from '../helpers/app.ts';
+import { bearer, startApp, TEST_PASSWORD, type TestApp } from '../support/app.ts';
 import { METRICS_TOKEN, parseExposition, type Exposition } from './exposition.ts';
 
 let t: TestApp;

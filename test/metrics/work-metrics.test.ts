@@ -7,10 +7,11 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { queueMail, sendQueuedMail } from '../../src/mail/outbox.ts';
 import { intakeNetwork } from '../../src/mail/intake.ts';
-import { bearer, startApp, type TestApp } from '../helpers/app.ts';
+import { bearer, startApp, type TestApp } from '../support/app.ts';
 import { AIA_URL, CERT_URL, StandIn, TOPIC, buildPki, fixture, issue, notification, type Pki } from '../mail/sns-stand-in.ts';
-import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
-import { eventually, webhookFixture, type WebhookFixture } from '../webhooks/setup.ts';
+import { startReceiver, type Receiver } from '../support/receiver.ts';
+import { webhookFixture, type WebhookFixture } from '../webhooks/setup.ts';
+import { eventually } from '../support/wait.ts';
 import type { RunningWorker } from '../../src/worker/worker.ts';
 import { METRICS_TOKEN, parseExposition, type Exposition } from './exposition.ts';
 

@@ -4,10 +4,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { cli } from '../cli/cli-helpers.ts';
-import { bearer } from '../helpers/app.ts';
+import { bearer } from '../support/app.ts';
 import { spawnSvc, stop, type Svc } from '../webhooks/processes.ts';
-import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
-import { eventually, webhookFixture, type WebhookFixture } from '../webhooks/setup.ts';
+import { startReceiver, type Receiver } from '../support/receiver.ts';
+import { webhookFixture, type WebhookFixture } from '../webhooks/setup.ts';
+import { eventually } from '../support/wait.ts';
 import { METRICS_TOKEN, parseExposition } from './exposition.ts';
 
 describe('svc worker: its own metrics endpoint', () => {

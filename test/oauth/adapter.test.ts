@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { KyselyAdapter, deleteExpiredOAuthRows } from '../../src/oauth/adapter.ts';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp, type TestApp } from '../support/app.ts';
 
 describe('oauth Kysely adapter', () => {
   let t: TestApp;

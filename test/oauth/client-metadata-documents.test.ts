@@ -8,7 +8,7 @@ import tls from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { ScopeRegistry } from '../../src/http/scopes.ts';
 import { MetadataDocumentRefused, metadataDocumentFetch } from '../../src/oauth/client-metadata-documents.ts';
-import { testPki } from '../webhooks/tls.ts';
+import { testPki } from '../support/tls.ts';
 
 type Handler = (base: string) => { status?: number; headers?: Record<string, string>; body?: string | object; hang?: boolean };
 

@@ -3,7 +3,7 @@
 // rules and errors (nothing stored on refusal), DCR off, and the per-address throttle.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startApp } from '../helpers/app.ts';
+import { startApp } from '../support/app.ts';
 import { DEVICE_GRANT, get, pkce, postForm, postJson, register, startOAuthApp, type OAuthTestApp } from './helpers.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -3,11 +3,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { TEST_PASSWORD, startApp, type TestApp } from '../helpers/app.ts';
+import type { Browser, Page } from 'playwright-core';
+import { TEST_PASSWORD, startApp, type TestApp } from '../support/app.ts';
+import { freePort } from '../support/net.ts';
 
 export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
@@ -15,16 +15,6 @@ export interface OAuthTestApp extends TestApp {
   base: string;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 /** The app on 127.0.0.1:<port> with BASE_URL = that address (the issuer must be reachable). */
 export async function startOAuthApp(env: Record<string, string> = {}): Promise<OAuthTestApp> {
@@ -79,12 +69,7 @@ export function pkce() {
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
 }
 
-export async function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-}
+export { launchChromium as launchBrowser } from '../support/browser.ts';
 
 /** Where screenshots of the OAuth pages go (with the other browser tests'), for a person to look at. */
 export const SCREENSHOT_DIR = fileURLToPath(new URL('../../test-output/screenshots/', import.meta.url));

@@ -1,7 +1,7 @@
 // The demo resource: a seeded, read-only, paginated list behind the read:products scope.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bearer, startApp, type TestApp } from '../helpers/app.ts';
+import { bearer, startApp, type TestApp } from '../support/app.ts';
 
 describe('GET /api/v1/products/', () => {
   let t: TestApp;

@@ -1,7 +1,7 @@
 // Shared setup for the teams tests: a team with one user of each role, plus targets to act on.
 import assert from 'node:assert/strict';
 import { sendQueuedMail } from '../../src/mail/outbox.ts';
-import { bearer, type TestApp } from '../helpers/app.ts';
+import { bearer, type TestApp } from '../support/app.ts';
 import { readMailbox } from '../mail/eml.ts';
 
 export interface Cast {

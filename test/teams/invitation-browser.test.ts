@@ -2,20 +2,10 @@
 // membership and team.member.added; revoked and used links show an error page and add nobody.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { TEST_PASSWORD, startApp, type TestApp } from '../helpers/app.ts';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../support/browser.ts';
+import { TEST_PASSWORD, startApp, type TestApp } from '../support/app.ts';
 import { as, castTeam, events, makeCast, roleOf, tokenFromMail, type Cast } from './fixtures.ts';
-
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 describe('invitation page in Chromium', () => {
   let t: TestApp;
@@ -26,7 +16,7 @@ describe('invitation page in Chromium', () => {
     t = await startApp({ SERVICE_WEBHOOKS_ENABLED: 'true' });
     cast = await makeCast(t);
     base = await t.listen();
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

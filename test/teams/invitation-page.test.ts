@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PageClient } from '../accounts/page-client.ts';
-import { TEST_PASSWORD, bearer, startApp, type TestApp } from '../helpers/app.ts';
+import { TEST_PASSWORD, bearer, startApp, type TestApp } from '../support/app.ts';
 import { as, castTeam, events, makeCast, roleOf, tokenFromMail, type Cast } from './fixtures.ts';
 
 describe('invitation accept page and concurrency', () => {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sendQueuedMail } from '../../src/mail/outbox.ts';
-import { bearer, startApp, type TestApp } from '../helpers/app.ts';
+import { bearer, startApp, type TestApp } from '../support/app.ts';
 import { readMailbox } from '../mail/eml.ts';
 import { as, castTeam, count, events, makeCast, roleOf, tokenFromMail, type Cast } from './fixtures.ts';
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PAGE_NUMBER_MAX_DEPTH } from '../../src/http/pagination.ts';
-import { bearer, startApp, type TestApp } from '../helpers/app.ts';
+import { bearer, startApp, type TestApp } from '../support/app.ts';
 
 const BASE_URL = 'https://api.example.com';
 const MEMBERS = 121;

@@ -2,7 +2,7 @@
 // 403 gives, and that a refused request changed nothing.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp, type TestApp } from '../support/app.ts';
 import { ACTORS, as, castTeam, count, makeCast, roleOf, type Actor, type Cast } from './fixtures.ts';
 
 interface World {

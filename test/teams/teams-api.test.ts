@@ -1,7 +1,7 @@
 // Creating and updating teams: owner membership, slugs (derived, explicit, taken, racing), validation.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp, type TestApp } from '../support/app.ts';
 import { as, castTeam, count, events, makeCast, roleOf, type Cast } from './fixtures.ts';
 
 describe('teams API: create and update', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { decodeProtectedHeader } from 'jose';
 import { cli } from '../cli/cli-helpers.ts';
-import { bearer, startApp, TEST_PASSWORD, type TestApp } from '../helpers/app.ts';
+import { bearer, startApp, TEST_PASSWORD, type TestApp } from '../support/app.ts';
 
 describe('svc jwt rotate-key', () => {
   let t: TestApp;

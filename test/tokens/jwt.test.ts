@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { SignJWT, decodeJwt, decodeProtectedHeader, generateKeyPair, importJWK, type JWK } from 'jose';
 import { enrolTotp, codeFor } from '../accounts/helpers.ts';
 import { PageClient } from '../accounts/page-client.ts';
-import { bearer, startApp, TEST_PASSWORD, type TestApp } from '../helpers/app.ts';
+import { bearer, startApp, TEST_PASSWORD, type TestApp } from '../support/app.ts';
 import { decryptSecret } from '../../src/util/encryption.ts';
 import { rotateJwtKey } from '../../src/tokens/jwt-keys.ts';
 import { hashPassword, verifyPassword } from '../../src/accounts/passwords.ts';

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { onTableWrite } from '../../src/db/write-watch.ts';
 import { FLUSH_EVERY_MS, LastUsedWriter } from '../../src/tokens/last-used.ts';
 import { createPat } from '../../src/tokens/pats.ts';
-import { bearer, startApp, type TestApp } from '../helpers/app.ts';
+import { bearer, startApp, type TestApp } from '../support/app.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PageClient, textOfId } from '../accounts/page-client.ts';
 import { linkInMail } from '../accounts/helpers.ts';
-import { bearer, startApp, TEST_PASSWORD, type TestApp } from '../helpers/app.ts';
+import { bearer, startApp, TEST_PASSWORD, type TestApp } from '../support/app.ts';
 
 const tomorrow = () => new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
 

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { openDb } from '../../src/db/connection.ts';
 import { PAT_CACHE_TTL_MS } from '../../src/tokens/pat-resolver.ts';
-import { bearer, startApp, type TestApp } from '../helpers/app.ts';
+import { bearer, startApp, type TestApp } from '../support/app.ts';
 import { svc } from '../cli/cli-helpers.ts';
 
 /** Revokes the user's tokens with plain SQL on a connection of its own (no Kysely, no write watch), as an outside tool would. */

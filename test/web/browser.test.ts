@@ -5,32 +5,23 @@
 // revoke it → the next call is 401. Each page is saved to test-output/screenshots/.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { sendQueuedMail } from '../../src/mail/outbox.ts';
 import { codeFor } from '../accounts/helpers.ts';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp, type TestApp } from '../support/app.ts';
 import { readMailbox } from '../mail/eml.ts';
+import { freePort } from '../support/net.ts';
+import { NO_CHROMIUM, launchChromium } from '../support/browser.ts';
 
 const SHOTS = path.resolve(fileURLToPath(new URL('../../test-output/screenshots/', import.meta.url)));
-const CHROMIUM = '/usr/bin/chromium';
 const EMAIL = 'grace.hopper@example.com';
 const PASSWORD = 'compiler pioneer 1952 cobol';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
-describe('browser journey: sign-up to a revoked token', { skip: !fs.existsSync(CHROMIUM) && 'no /usr/bin/chromium' }, () => {
+describe('browser journey: sign-up to a revoked token', { skip: NO_CHROMIUM }, () => {
   let t: TestApp;
   let base: string;
   let browser: Browser;
@@ -47,10 +38,7 @@ describe('browser journey: sign-up to a revoked token', { skip: !fs.existsSync(C
     base = `http://127.0.0.1:${port}`;
     t = await startApp({ BASE_URL: base, PORT: String(port) });
     await t.app.listen({ port, host: '127.0.0.1' });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     page = await (await browser.newContext({ viewport: { width: 1000, height: 800 } })).newPage();
   });
   after(async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp, type TestApp } from '../support/app.ts';
 import { computeCsrfToken, csrfTokenMatches } from '../../src/web/csrf.ts';
 import { eta } from '../../src/web/render.ts';
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bearer, startApp, type TestApp } from '../helpers/app.ts';
+import { bearer, startApp, type TestApp } from '../support/app.ts';
 import { runCli } from '../../src/main.ts';
 import { decryptSecret } from '../../src/util/encryption.ts';
-import { TEST_SECRET_KEY } from '../helpers/app.ts';
+import { TEST_SECRET_KEY } from '../support/app.ts';
 import { webhookFixture, type WebhookFixture } from './setup.ts';
 
 const HOOK = 'https://127.0.0.1:9/hook';

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
-import { bearer } from '../helpers/app.ts';
+import { bearer } from '../support/app.ts';
 import { useWebhookLogger } from '../../src/webhooks/log.ts';
-import { startReceiver, type Receiver } from './receiver.ts';
-import { eventually, webhookFixture, type WebhookFixture } from './setup.ts';
+import { startReceiver, type Receiver } from '../support/receiver.ts';
+import { webhookFixture, type WebhookFixture } from './setup.ts';
+import { eventually } from '../support/wait.ts';
 
 describe('auto-disable after SERVICE_WEBHOOKS_AUTO_DISABLE_AFTER consecutive failures', () => {
   let f: WebhookFixture;

@@ -1,9 +1,9 @@
 // Events raised by the other capabilities' real endpoints reach subscribed receivers.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bearer } from '../helpers/app.ts';
+import { bearer } from '../support/app.ts';
 import { verifyWebhookSignature } from '../../src/webhooks/verify.ts';
-import { startReceiver, type Receiver } from './receiver.ts';
+import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { webhookFixture, type WebhookFixture } from './setup.ts';
 
 describe('events from the API', () => {

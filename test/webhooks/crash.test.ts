@@ -1,7 +1,7 @@
 // Crash safety and graceful shutdown with real `svc worker` processes.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { eventually } from './setup.ts';
+import { eventually } from '../support/wait.ts';
 import { stop, workerProcessSuite } from './processes.ts';
 
 const LEASE_SECONDS = 6;

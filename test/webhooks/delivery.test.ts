@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { FIXTURE_ACTOR, bearer } from '../helpers/app.ts';
+import { FIXTURE_ACTOR, bearer } from '../support/app.ts';
 import { EVENT_TYPES } from '../../src/events/index.ts';
 import { runCli } from '../../src/main.ts';
 import { setTeamActive } from '../../src/teams/teams.ts';
@@ -10,9 +10,10 @@ import { loadConfig } from '../../src/config.ts';
 import { outcomeOf, purgeDeliveryLogs, type AttemptResult } from '../../src/webhooks/queue.ts';
 import { verifyWebhookSignature } from '../../src/webhooks/verify.ts';
 import { startWorker } from '../../src/worker/worker.ts';
-import { startReceiver, type Receiver } from './receiver.ts';
-import { eventually, webhookFixture, type WebhookFixture } from './setup.ts';
-import { testPki } from './tls.ts';
+import { startReceiver, type Receiver } from '../support/receiver.ts';
+import { webhookFixture, type WebhookFixture } from './setup.ts';
+import { eventually } from '../support/wait.ts';
+import { testPki } from '../support/tls.ts';
 
 const memberAdded = { user_id: 42, email: 'new@example.com', role: 'member' };
 

@@ -7,7 +7,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { DeliveryClient, MAX_RESPONSE_BYTES, describeFailure } from '../../src/webhooks/http-client.ts';
 import { AddressGuard } from '../../src/webhooks/ssrf.ts';
-import { testPki } from './tls.ts';
+import { testPki } from '../support/tls.ts';
 
 describe('delivery client', () => {
   let server: https.Server;

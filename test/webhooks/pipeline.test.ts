@@ -6,10 +6,11 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { webhookDeliveryTask } from '../../src/webhooks/delivery-worker.ts';
 import { startWorker } from '../../src/worker/worker.ts';
-import { startReceiver, type Receiver } from './receiver.ts';
-import { eventually, webhookFixture, type WebhookFixture } from './setup.ts';
+import { startReceiver, type Receiver } from '../support/receiver.ts';
+import { webhookFixture, type WebhookFixture } from './setup.ts';
+import { eventually } from '../support/wait.ts';
 import { spawnSvc, stop, workerProcessSuite } from './processes.ts';
-import { testPki } from './tls.ts';
+import { testPki } from '../support/tls.ts';
 
 const member = (i: number) => ({ user_id: i, email: `u${i}@example.com`, role: 'member' });
 

@@ -2,8 +2,9 @@
 // every delivery is made, and none twice while both workers stay alive.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startReceiver, type Receiver } from './receiver.ts';
-import { eventually, webhookFixture, type WebhookFixture } from './setup.ts';
+import { startReceiver, type Receiver } from '../support/receiver.ts';
+import { webhookFixture, type WebhookFixture } from './setup.ts';
+import { eventually } from '../support/wait.ts';
 import { spawnSvc, stop, type Svc } from './processes.ts';
 
 const EVENTS = 2000;

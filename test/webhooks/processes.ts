@@ -5,9 +5,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before } from 'node:test';
-import { startReceiver, type Receiver } from './receiver.ts';
+import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { webhookFixture, type WebhookFixture } from './setup.ts';
-import { testPki } from './tls.ts';
+import { testPki } from '../support/tls.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { startApp } from '../helpers/app.ts';
+import { startApp } from '../support/app.ts';
 
 describe('webhook settings', () => {
   it('defaults follow the spec', () => {

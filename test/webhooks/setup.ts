@@ -1,11 +1,11 @@
 // Shared setup for webhook tests: a real app with webhooks on, a team with an owner holding a
 // webhooks token, and helpers to emit events inside a transaction and run a real worker.
 import assert from 'node:assert/strict';
-import { bearer, startApp, type TestApp } from '../helpers/app.ts';
+import { bearer, startApp, type TestApp } from '../support/app.ts';
 import type { EventInput, EventType } from '../../src/events/index.ts';
 import { webhookDeliveryTask } from '../../src/webhooks/delivery-worker.ts';
 import { startWorker, type RunningWorker } from '../../src/worker/worker.ts';
-import { testPki } from './tls.ts';
+import { testPki } from '../support/tls.ts';
 
 export const FAST_RETRIES = '0,0.2,0.2,0.2,0.2,0.2';
 
@@ -74,13 +74,3 @@ export async function webhookFixture(env: Record<string, string> = {}): Promise<
   };
 }
 
-/** Polls `check` until it returns a truthy value (or fails after `timeoutMs`). */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 20_000, label = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${label}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

@@ -3,10 +3,11 @@
 // name that turns private after creation is refused at the attempt, before any connection.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bearer } from '../helpers/app.ts';
-import { startDnsServer, type DnsServer } from '../helpers/dns-server.ts';
-import { startReceiver, type Receiver } from './receiver.ts';
-import { eventually, webhookFixture, type WebhookFixture } from './setup.ts';
+import { bearer } from '../support/app.ts';
+import { startDnsServer, type DnsServer } from '../support/dns-server.ts';
+import { startReceiver, type Receiver } from '../support/receiver.ts';
+import { webhookFixture, type WebhookFixture } from './setup.ts';
+import { eventually } from '../support/wait.ts';
 
 const PUBLIC = '93.184.216.34';
 

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { startApp, type TestApp } from '../../../test/helpers/app.ts';
+import { startApp, type TestApp } from '../../../test/support/app.ts';
 import { CLI_ROOT } from './helpers.ts';
 
 const run = promisify(execFile);

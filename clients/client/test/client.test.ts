@@ -14,7 +14,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { sendQueuedMail } from '../../../src/mail/outbox.ts';
-import { startApp, type TestApp } from '../../../test/helpers/app.ts';
+import { startApp, type TestApp } from '../../../test/support/app.ts';
 import { readMailbox } from '../../../test/mail/eml.ts';
 import { ApiError, VERSION, createClient, retryAfterMs } from '../src/index.ts';
 

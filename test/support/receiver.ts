@@ -4,7 +4,7 @@
 import https from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { EventValidator } from '../helpers/event-schemas.ts';
+import { EventValidator } from './event-schemas.ts';
 import { testPki } from './tls.ts';
 
 export interface Received {
