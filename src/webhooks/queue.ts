@@ -19,7 +19,7 @@ export type ClaimedDelivery = Pick<Row<'webhook_deliveries'>, 'id' | 'subscripti
 /** What an attempt needs of its subscription (and team), read when its rows are claimed. */
 export type DeliveryTarget = Pick<
   Row<'webhook_subscriptions'>,
-  'id' | 'team_id' | 'url' | 'secret_encrypted' | 'previous_secret_encrypted' | 'previous_secret_expires_at'
+  'id' | 'team_id' | 'url' | 'secret_encrypted' | 'previous_secret_encrypted' | 'previous_secret_expires_at' | 'standard_webhooks'
 > & { subscription_active: number; team_active: number };
 
 export interface Claim {
@@ -28,7 +28,7 @@ export interface Claim {
   targets: Map<string, DeliveryTarget>;
 }
 
-const TARGET_COLUMNS_TEXT = `s.id, s.team_id, s.url, s.secret_encrypted, s.previous_secret_encrypted, s.previous_secret_expires_at,
+const TARGET_COLUMNS_TEXT = `s.id, s.team_id, s.url, s.secret_encrypted, s.previous_secret_encrypted, s.previous_secret_expires_at, s.standard_webhooks,
   s.is_active as subscription_active, t.is_active as team_active`;
 const TARGET_COLUMNS = sql.raw(TARGET_COLUMNS_TEXT);
 
@@ -129,6 +129,8 @@ export interface AttemptResult {
   durationMs: number | null;
   attemptedAt: string;
   attempted: boolean;
+  /** A 429 or 503 answer's Retry-After, in seconds from the attempt (retry-after.ts); the next attempt waits at least this long. */
+  retryAfterSeconds?: number | null;
 }
 
 export interface Schedule {
@@ -144,8 +146,10 @@ export function outcomeOf(result: AttemptResult, schedule: Schedule): { status: 
   if (result.ok) return { status: 'success', nextRetryAt: null };
   const attempt = result.delivery.attempt;
   if (!result.attempted || attempt >= schedule.maxRetries) return { status: 'dead_letter', nextRetryAt: null };
-  // retryDelays[n] is the delay before attempt n + 1 (index 0, attempt 1, is normally 0).
-  return { status: 'failed', nextRetryAt: isoAfter(schedule.retryDelays[attempt], Date.parse(result.attemptedAt)) };
+  // retryDelays[n] is the delay before attempt n + 1 (index 0, attempt 1, is normally 0); a
+  // receiver's Retry-After can only lengthen it.
+  const delay = Math.max(schedule.retryDelays[attempt], result.retryAfterSeconds ?? 0);
+  return { status: 'failed', nextRetryAt: isoAfter(delay, Date.parse(result.attemptedAt)) };
 }
 
 export class RetryRefused extends Error {}

@@ -31,6 +31,7 @@ export interface SubscriptionView {
   url: string;
   events: string[];
   is_active: boolean;
+  standard_webhooks: boolean;
   disabled_at: string | null;
   disabled_reason: string | null;
   created_at: string;
@@ -44,6 +45,7 @@ export function subscriptionView(row: SubscriptionRow): SubscriptionView {
     url: row.url,
     events: JSON.parse(row.events) as string[],
     is_active: row.is_active === 1,
+    standard_webhooks: row.standard_webhooks === 1,
     disabled_at: row.disabled_at,
     disabled_reason: row.disabled_reason,
     created_at: row.created_at,
@@ -51,7 +53,10 @@ export function subscriptionView(row: SubscriptionRow): SubscriptionView {
   };
 }
 
-/** 32 random bytes, base64: the secret as the create/rotate response shows it and as it is keyed. */
+/**
+ * 32 random bytes, base64: the secret as the create/rotate response shows it. X-Service-Signature is
+ * keyed with its characters, the Standard Webhooks signature with the 32 bytes it encodes.
+ */
 export function newSecret(): string {
   return randomBytes(32).toString('base64');
 }
@@ -99,7 +104,7 @@ export async function createSubscription(
   ctx: Pick<AppContext, 'config' | 'db'>,
   guard: AddressGuard,
   teamId: string,
-  input: { url: string; events: string[] },
+  input: { url: string; events: string[]; standard_webhooks?: boolean },
   actor: Actor,
 ): Promise<{ row: SubscriptionRow; secret: string }> {
   const events = normaliseEvents(input.events, ctx.config.baseUrl);
@@ -127,6 +132,7 @@ export async function createSubscription(
       previous_secret_encrypted: null,
       previous_secret_expires_at: null,
       is_active: 1,
+      standard_webhooks: input.standard_webhooks === false ? 0 : 1,
       consecutive_failures: 0,
       disabled_at: null,
       disabled_reason: null,
@@ -143,7 +149,7 @@ export async function updateSubscription(
   db: Kysely<Database>,
   guard: AddressGuard,
   row: SubscriptionRow,
-  patch: { url?: string; events?: string[]; is_active?: boolean },
+  patch: { url?: string; events?: string[]; is_active?: boolean; standard_webhooks?: boolean },
   baseUrl: string,
   actor: Actor,
 ): Promise<SubscriptionRow> {
@@ -159,10 +165,16 @@ export async function updateSubscription(
       changes.disabled_reason = null;
     }
   }
+  if (patch.standard_webhooks !== undefined) changes.standard_webhooks = patch.standard_webhooks ? 1 : 0;
   if (Object.keys(changes).length === 0) return row;
   changes.updated_at = nowIso();
-  const before = { url: row.url, events: JSON.parse(row.events) as string[], is_active: row.is_active === 1 };
-  const after = { url: changes.url, events: changes.events === undefined ? undefined : (JSON.parse(changes.events) as string[]), is_active: patch.is_active };
+  const before = { url: row.url, events: JSON.parse(row.events) as string[], is_active: row.is_active === 1, standard_webhooks: row.standard_webhooks === 1 };
+  const after = {
+    url: changes.url,
+    events: changes.events === undefined ? undefined : (JSON.parse(changes.events) as string[]),
+    is_active: patch.is_active,
+    standard_webhooks: patch.standard_webhooks,
+  };
   await db.transaction().execute(async (trx) => {
     await trx.updateTable('webhook_subscriptions').set(changes).where('id', '=', row.id).execute();
     const changed = changedFields(before, after);
