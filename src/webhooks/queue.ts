@@ -11,6 +11,7 @@ import { recordAudit } from '../audit/record.ts';
 import { purgeOlderThan } from '../db/batched-delete.ts';
 import type { Db as Connection, DialectName } from '../db/connection.ts';
 import type { Database, Executor, NewRow, Row } from '../db/schema.ts';
+import { ConflictError } from '../util/domain-errors.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
 
 /** A due row as a worker claimed it: what its attempt sends, and the lease it holds. */
@@ -152,8 +153,6 @@ export function outcomeOf(result: AttemptResult, schedule: Schedule): { status: 
   return { status: 'failed', nextRetryAt: isoAfter(delay, Date.parse(result.attemptedAt)) };
 }
 
-export class RetryRefused extends Error {}
-
 /**
  * Starts a fresh cycle (attempt 1, due now) for a dead letter. Only the newest row of that event's
  * cycle can be retried, so two retries of one dead letter cannot start two cycles.
@@ -166,7 +165,7 @@ export async function retryDeadLetter(trx: Executor, subscriptionId: string, log
     .where('subscription_id', '=', subscriptionId)
     .executeTakeFirst();
   if (!row) return undefined;
-  if (row.status !== 'dead_letter') throw new RetryRefused(`Only a dead_letter entry can be retried; this one is ${row.status}.`);
+  if (row.status !== 'dead_letter') throw new ConflictError(`Only a dead_letter entry can be retried; this one is ${row.status}.`);
   const newer = await trx
     .selectFrom('webhook_deliveries')
     .select('id')
@@ -174,7 +173,7 @@ export async function retryDeadLetter(trx: Executor, subscriptionId: string, log
     .where('event_id', '=', row.event_id)
     .where('id', '>', row.id)
     .executeTakeFirst();
-  if (newer) throw new RetryRefused('This event has already been retried; retry its newest entry instead.');
+  if (newer) throw new ConflictError('This event has already been retried; retry its newest entry instead.');
   const queued = await queueFirstAttempt(trx, { subscription_id: subscriptionId, event_id: row.event_id, event_type: row.event_type, payload: row.payload });
   const data = { subscription_id: subscriptionId, event_id: row.event_id, event_type: row.event_type, retry_id: queued.id };
   await recordAudit(trx, actor, { teamId, action: 'webhook.delivery.retried', targetId: logId, data });

@@ -7,20 +7,13 @@ import type { Actor } from '../audit/actor.ts';
 import { changedFields, recordAudit } from '../audit/record.ts';
 import { EVENT_CATALOG_PATH, isEventType } from '../events/index.ts';
 import type { Database, Executor, Row } from '../db/schema.ts';
+import { ConflictError, ValidationError } from '../util/domain-errors.ts';
 import { encryptSecret } from '../util/encryption.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
 import { type AddressGuard, SsrfRefusal, parseWebhookUrl } from './ssrf.ts';
 
-/** A refusal the API turns into 400 (invalid) or 409 (conflict), with a sentence for `detail`. */
-export class WebhookError extends Error {
-  readonly code: 'invalid' | 'conflict' | 'not_found';
-  readonly field?: string;
-  constructor(code: WebhookError['code'], message: string, field?: string) {
-    super(message);
-    this.code = code;
-    this.field = field;
-  }
-}
+/** A rule about one field, refused with the sentence for `detail` and for the field. */
+const invalidField = (field: string, message: string) => new ValidationError(message, [{ field, message }]);
 
 /** A subscription as stored (the table has no generated columns: a row reads back as it is written). */
 export type SubscriptionRow = Row<'webhook_subscriptions'>;
@@ -66,11 +59,11 @@ export const secretContext = (subscriptionId: string) => `webhook:${subscription
 
 /** A non-empty list of registered names, or ["*"] (a list mixing "*" with names becomes ["*"]); a refusal names the catalog. */
 export function normaliseEvents(events: readonly string[], baseUrl: string): string[] {
-  if (events.length === 0) throw new WebhookError('invalid', 'events must name at least one event type, or be ["*"].', 'events');
+  if (events.length === 0) throw invalidField('events', 'events must name at least one event type, or be ["*"].');
   if (events.includes('*')) return ['*'];
   const unknown = [...new Set(events.filter((name) => !isEventType(name)))];
   if (unknown.length > 0) {
-    throw new WebhookError('invalid', `Unknown event type${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}. The event types are listed at ${baseUrl}${EVENT_CATALOG_PATH}.`, 'events');
+    throw invalidField('events', `Unknown event type${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}. The event types are listed at ${baseUrl}${EVENT_CATALOG_PATH}.`);
   }
   return [...new Set(events)];
 }
@@ -82,7 +75,7 @@ export async function checkedUrl(guard: AddressGuard, value: string): Promise<st
     await guard.addressesFor(url.hostname);
     return url.toString();
   } catch (error) {
-    if (error instanceof SsrfRefusal) throw new WebhookError('invalid', `url is refused: ${error.message}`, 'url');
+    if (error instanceof SsrfRefusal) throw invalidField('url', `url is refused: ${error.message}`);
     throw error;
   }
 }
@@ -119,7 +112,7 @@ export async function createSubscription(
       .where('team_id', '=', teamId)
       .executeTakeFirstOrThrow();
     const cap = ctx.config.webhooks.maxSubscriptionsPerTeam;
-    if (Number(count) >= cap) throw new WebhookError('conflict', `A team can have at most ${cap} webhook subscriptions.`);
+    if (Number(count) >= cap) throw new ConflictError(`A team can have at most ${cap} webhook subscriptions.`);
     const id = randomUUID();
     const secret = newSecret();
     const now = nowIso();
