@@ -102,6 +102,7 @@ export async function seedFixtures(ctx: AppContext, s: SeedSql, now: number): Pr
     events: '["*"]',
     secret_encrypted: encryptSecret(ctx.config.secretKey!, 'bench secret', `webhook:${subscriptionId}`),
     is_active: 1,
+    standard_webhooks: 1,
     consecutive_failures: 0,
     created_at: at,
     updated_at: at,

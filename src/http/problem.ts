@@ -1,6 +1,6 @@
 // RFC 9457 problem details: the one error shape of the API (docs/api.md, "Errors").
 import { STATUS_CODES } from 'node:http';
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError, type FieldError } from '../util/domain-errors.ts';
+import type { FieldError } from '../util/domain-errors.ts';
 
 export type { FieldError };
 
@@ -43,10 +43,3 @@ export function problemBody(status: number, detail: string, requestId: string, e
     ...extra,
   };
 }
-
-// Shorthands for the domain errors, kept while webhooks/routes.ts still calls them; other code
-// constructs the error itself.
-export const notFound = (detail = 'Not found.') => new NotFoundError(detail);
-export const badRequest = (detail: string, errors?: FieldError[]) => new ValidationError(detail, errors);
-export const forbidden = (detail: string) => new ForbiddenError(detail);
-export const conflict = (detail: string) => new ConflictError(detail);

@@ -2,8 +2,6 @@
 // service's own sentence. Services throw a DomainError, or an HttpProblem for bad input; pages call
 // them through attempt() and show the refusal on the page they re-render, or throw it on as a
 // problem for the error page. Anything else is a fault and goes on to the error handler as it is.
-// A capability whose services refuse with errors of their own passes attempt() its own reading of
-// them (webhooks/page-refusals.ts).
 import { statusOf } from '../http/error-answers.ts';
 import { HttpProblem } from '../http/problem.ts';
 import { DomainError, ValidationError } from '../util/domain-errors.ts';

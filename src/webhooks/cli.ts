@@ -1,9 +1,10 @@
 // `svc webhooks retry`: the operator's way to replay dead letters (the API's retry endpoint, for
 // one entry or every dead letter of a subscription).
 import { cliActor } from '../audit/actor.ts';
-import { CommandError, UsageError, optional, required, type Command } from '../cli/framework.ts';
+import { UsageError, optional, required, type Command } from '../cli/framework.ts';
+import { ConflictError, NotFoundError } from '../util/domain-errors.ts';
 import { isUuid } from '../util/uuid.ts';
-import { RetryRefused, retryAllDeadLetters, retryDeadLetter } from './queue.ts';
+import { retryAllDeadLetters, retryDeadLetter } from './queue.ts';
 import { wakeDeliveryWorkers } from './wake.ts';
 
 const webhooksRetry: Command = {
@@ -19,22 +20,19 @@ const webhooksRetry: Command = {
     if ((logId === undefined) === !allDead) throw new UsageError('give exactly one of --log LOG_ID and --all-dead');
     if (logId !== undefined && !/^\d{1,15}$/.test(logId)) throw new UsageError('--log must be a log entry id (an integer)');
     const ctx = await open();
-    if (!ctx.config.webhooksEnabled) throw new CommandError('webhooks are disabled on this service (SERVICE_WEBHOOKS_ENABLED)');
+    if (!ctx.config.webhooksEnabled) throw new ConflictError('webhooks are disabled on this service (SERVICE_WEBHOOKS_ENABLED)');
     const subscription = await ctx.db.kysely
       .selectFrom('webhook_subscriptions')
       .select(['id', 'team_id', 'is_active'])
       .where('id', '=', subscriptionId.toLowerCase())
       .executeTakeFirst();
-    if (!subscription) throw new CommandError(`no webhook subscription with id ${subscriptionId}`);
-    if (subscription.is_active !== 1) throw new CommandError('the subscription is inactive; re-enable it before retrying');
+    if (!subscription) throw new NotFoundError(`no webhook subscription with id ${subscriptionId}`);
+    if (subscription.is_active !== 1) throw new ConflictError('the subscription is inactive; re-enable it before retrying');
     const count = await ctx.db.kysely.transaction().execute(async (trx) => {
       const actor = cliActor('webhooks retry');
       if (allDead) return retryAllDeadLetters(trx, subscription.id, actor, subscription.team_id);
-      const queued = await retryDeadLetter(trx, subscription.id, Number(logId), actor, subscription.team_id).catch((error) => {
-        if (error instanceof RetryRefused) throw new CommandError(error.message);
-        throw error;
-      });
-      if (!queued) throw new CommandError(`the subscription has no log entry ${logId}`);
+      const queued = await retryDeadLetter(trx, subscription.id, Number(logId), actor, subscription.team_id);
+      if (!queued) throw new NotFoundError(`the subscription has no log entry ${logId}`);
       return 1;
     });
     await wakeDeliveryWorkers(ctx);

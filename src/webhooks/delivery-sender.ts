@@ -6,6 +6,7 @@ import { nowIso } from '../util/time.ts';
 import type { DeliverySigner, Signature } from './delivery-signer.ts';
 import { DeliveryClient, USER_AGENT, describeFailure } from './http-client.ts';
 import type { AttemptResult, ClaimedDelivery, DeliveryTarget } from './queue.ts';
+import { retryAfterSeconds } from './retry-after.ts';
 import { AddressGuard } from './ssrf.ts';
 
 /** Whether an attempt would be sent (it is dead-lettered unsent otherwise): worth signing ahead. */
@@ -35,23 +36,31 @@ export class DeliverySender {
     const started = performance.now();
     let statusCode: number | null = null;
     let responseBody: string | null;
+    let retryAfter: number | null = null;
     try {
+      const signature = this.#signer.current(target, delivery.event_id, delivery.payload, presigned);
       const headers: Record<string, string> = {
         'content-type': 'application/json',
         'user-agent': USER_AGENT,
         'x-service-event': delivery.event_type,
         'x-service-event-id': delivery.event_id,
         'x-service-attempt': String(delivery.attempt),
-        'x-service-signature': this.#signer.header(target, delivery.payload, presigned),
+        'x-service-signature': signature.header,
       };
+      if (signature.standard !== null) {
+        headers['webhook-id'] = delivery.event_id;
+        headers['webhook-timestamp'] = String(signature.timestamp);
+        headers['webhook-signature'] = signature.standard;
+      }
       const response = await this.#client.post(this.#parsed(target.url), headers, delivery.payload);
       statusCode = response.statusCode;
       responseBody = response.body;
+      if (response.retryAfter !== undefined && statusCode !== null) retryAfter = retryAfterSeconds(statusCode, response.retryAfter, Date.now());
     } catch (error) {
       responseBody = describeFailure(error);
     }
     const ok = statusCode !== null && statusCode >= 200 && statusCode < 300;
-    return { ...base, attempted: true, ok, statusCode, responseBody, durationMs: Math.round(performance.now() - started) };
+    return { ...base, attempted: true, ok, statusCode, responseBody, durationMs: Math.round(performance.now() - started), retryAfterSeconds: retryAfter };
   }
 
   close(): Promise<void> {

@@ -175,7 +175,7 @@ class DeliveryLoop {
       if (this.#owned.has(row.id)) continue;
       this.#owned.add(row.id);
       const target = targets.get(row.subscription_id);
-      const signature = target && isSendable(target) ? this.#signer.sign(target, row.payload, now) : null;
+      const signature = target && isSendable(target) ? this.#signer.sign(target, row.event_id, row.payload, now) : null;
       this.#buffer.push({ row, target, leaseEnds, signature });
     }
   }

@@ -28,6 +28,8 @@ export interface DeliveryClientOptions {
 export interface PostResult {
   statusCode: number | null;
   body: string | null;
+  /** The answer's Retry-After header, if any. */
+  retryAfter?: string | string[];
 }
 
 export class DeliveryClient {
@@ -94,7 +96,7 @@ export class DeliveryClient {
         bodyTimeout: this.#timeoutMs,
       });
       // The deadline bounds the answer too: undici destroys the body with the timeout error.
-      return { statusCode: response.statusCode, body: await readAnswer(response.body) };
+      return { statusCode: response.statusCode, body: await readAnswer(response.body), retryAfter: response.headers['retry-after'] };
     } finally {
       deadline.clear();
     }

@@ -4,13 +4,12 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext, TypedApp } from '../app-context.ts';
 import { requestActor } from '../audit/actor.ts';
 import { CursorPageOf, cursorPage } from '../http/cursor.ts';
-import { badRequest, conflict, notFound } from '../http/problem.ts';
 import { ProblemRef, authErrors } from '../http/schemas.ts';
 import { EVENT_NAMES, isEventType } from '../events/index.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../util/domain-errors.ts';
 import { managedSubscription } from './access.ts';
 import { deliveryLog, logView } from './delivery-log.ts';
 import { queueTestDelivery, restartDeadLetter } from './manual-delivery.ts';
-import { RetryRefused } from './queue.ts';
 import { LogParams, LogQuery, READ, SubscriptionParams, TAGS, TestBody, WRITE, notFoundResponse } from './schemas.ts';
 
 /** `base` is the subscriptions collection's path, ending in a slash. */
@@ -56,14 +55,11 @@ export function registerDeliveryLogRoutes(app: TypedApp, ctx: AppContext, base: 
     },
     async (request, reply) => {
       const row = await managedSubscription(db.kysely, request, request.params);
-      if (!/^\d{1,15}$/.test(request.params.log_id)) throw notFound();
-      if (!config.webhooksEnabled) throw conflict('Webhooks are disabled on this service (SERVICE_WEBHOOKS_ENABLED).');
-      if (row.is_active !== 1) throw conflict('The subscription is inactive; re-enable it before retrying.');
-      const queued = await restartDeadLetter(ctx, row, Number(request.params.log_id), requestActor(request, ctx.clientAddresses)).catch((error) => {
-        if (error instanceof RetryRefused) throw conflict(error.message);
-        throw error;
-      });
-      if (!queued) throw notFound();
+      if (!/^\d{1,15}$/.test(request.params.log_id)) throw new NotFoundError();
+      if (!config.webhooksEnabled) throw new ConflictError('Webhooks are disabled on this service (SERVICE_WEBHOOKS_ENABLED).');
+      if (row.is_active !== 1) throw new ConflictError('The subscription is inactive; re-enable it before retrying.');
+      const queued = await restartDeadLetter(ctx, row, Number(request.params.log_id), requestActor(request, ctx.clientAddresses));
+      if (!queued) throw new NotFoundError();
       reply.code(202);
       return logView(queued);
     },
@@ -84,13 +80,13 @@ export function registerDeliveryLogRoutes(app: TypedApp, ctx: AppContext, base: 
     },
     async (request, reply) => {
       const row = await managedSubscription(db.kysely, request, request.params);
-      if (!config.webhooksEnabled) throw conflict('Webhooks are disabled on this service (SERVICE_WEBHOOKS_ENABLED).');
-      if (row.is_active !== 1) throw conflict('The subscription is inactive.');
+      if (!config.webhooksEnabled) throw new ConflictError('Webhooks are disabled on this service (SERVICE_WEBHOOKS_ENABLED).');
+      if (row.is_active !== 1) throw new ConflictError('The subscription is inactive.');
       const events = JSON.parse(row.events) as string[];
       const receives = events[0] === '*' ? EVENT_NAMES : events;
       const type = request.body?.event_type ?? receives[0];
       if (!isEventType(type) || !receives.includes(type)) {
-        throw badRequest(`This subscription does not receive "${type}".`, [{ field: 'event_type', message: `Not one of: ${receives.join(', ')}` }]);
+        throw new ValidationError(`This subscription does not receive "${type}".`, [{ field: 'event_type', message: `Not one of: ${receives.join(', ')}` }]);
       }
       const queued = await queueTestDelivery(ctx, row, type);
       reply.code(202);

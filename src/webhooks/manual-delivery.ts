@@ -5,10 +5,11 @@ import type { AppContext } from '../app-context.ts';
 import type { Actor } from '../audit/actor.ts';
 import { recordAudit } from '../audit/record.ts';
 import { EVENT_NAMES, testEnvelope, type EventType } from '../events/index.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../util/domain-errors.ts';
 import { nowIso } from '../util/time.ts';
 import type { LogRow } from './delivery-log.ts';
-import { RetryRefused, queueFirstAttempt, retryDeadLetter } from './queue.ts';
-import { WebhookError, type SubscriptionRow } from './subscriptions.ts';
+import { queueFirstAttempt, retryDeadLetter } from './queue.ts';
+import type { SubscriptionRow } from './subscriptions.ts';
 import { wakeDeliveryWorkers } from './wake.ts';
 
 type Ctx = Pick<AppContext, 'config' | 'db' | 'wake'>;
@@ -21,12 +22,15 @@ const DISABLED_SERVICE = 'Webhooks are disabled on this service (SERVICE_WEBHOOK
  * subscription is inactive; a type it does not receive is invalid.
  */
 export async function sendTestEvent(ctx: Ctx, row: SubscriptionRow, eventType?: string): Promise<{ id: number; eventId: string; type: string }> {
-  if (!ctx.config.webhooksEnabled) throw new WebhookError('conflict', DISABLED_SERVICE);
-  if (row.is_active !== 1) throw new WebhookError('conflict', 'The subscription is inactive.');
+  if (!ctx.config.webhooksEnabled) throw new ConflictError(DISABLED_SERVICE);
+  if (row.is_active !== 1) throw new ConflictError('The subscription is inactive.');
   const events = JSON.parse(row.events) as string[];
   const receives: readonly string[] = events[0] === '*' ? EVENT_NAMES : events;
   const type = eventType ?? receives[0];
-  if (!receives.includes(type)) throw new WebhookError('invalid', `This subscription does not receive "${type}".`, 'event_type');
+  if (!receives.includes(type)) {
+    const message = `This subscription does not receive "${type}".`;
+    throw new ValidationError(message, [{ field: 'event_type', message }]);
+  }
   const queued = await queueTestDelivery(ctx, row, type as EventType);
   return { id: queued.id, eventId: queued.event_id, type };
 }
@@ -46,7 +50,7 @@ export async function queueTestDelivery(ctx: Pick<AppContext, 'db' | 'wake'>, ro
 
 /**
  * The API's retry: a fresh delivery cycle for a dead letter (queue.ts retryDeadLetter, which refuses
- * anything else with RetryRefused); undefined when the subscription has no such entry.
+ * anything else with a ConflictError); undefined when the subscription has no such entry.
  */
 export async function restartDeadLetter(ctx: Pick<AppContext, 'db' | 'wake'>, row: SubscriptionRow, logId: number, actor: Actor): Promise<LogRow | undefined> {
   const queued = await ctx.db.kysely.transaction().execute((trx) => retryDeadLetter(trx, row.id, logId, actor, row.team_id));
@@ -60,8 +64,8 @@ export async function restartDeadLetter(ctx: Pick<AppContext, 'db' | 'wake'>, ro
  * made due now instead. Anything else, or an entry whose event has moved on, is refused.
  */
 export async function retryDelivery(ctx: Ctx, row: SubscriptionRow, logId: number, actor: Actor): Promise<'restarted' | 'brought-forward'> {
-  if (!ctx.config.webhooksEnabled) throw new WebhookError('conflict', DISABLED_SERVICE);
-  if (row.is_active !== 1) throw new WebhookError('conflict', 'The subscription is inactive; re-enable it before retrying.');
+  if (!ctx.config.webhooksEnabled) throw new ConflictError(DISABLED_SERVICE);
+  if (row.is_active !== 1) throw new ConflictError('The subscription is inactive; re-enable it before retrying.');
   const outcome = await ctx.db.kysely.transaction().execute(async (trx) => {
     const entry = await trx
       .selectFrom('webhook_deliveries')
@@ -69,12 +73,12 @@ export async function retryDelivery(ctx: Ctx, row: SubscriptionRow, logId: numbe
       .where('id', '=', logId)
       .where('subscription_id', '=', row.id)
       .executeTakeFirst();
-    if (!entry) throw new WebhookError('not_found', 'No entry of this delivery log has that id.');
+    if (!entry) throw new NotFoundError('No entry of this delivery log has that id.');
     if (entry.status === 'dead_letter') {
       await retryDeadLetter(trx, row.id, logId, actor, row.team_id);
       return 'restarted' as const;
     }
-    if (entry.status !== 'failed') throw new RetryRefused(`Only a failed or dead_letter entry can be retried; this one is ${entry.status}.`);
+    if (entry.status !== 'failed') throw new ConflictError(`Only a failed or dead_letter entry can be retried; this one is ${entry.status}.`);
     const moved = await trx
       .updateTable('webhook_deliveries')
       .set({ next_retry_at: nowIso() })
@@ -84,7 +88,7 @@ export async function retryDelivery(ctx: Ctx, row: SubscriptionRow, logId: numbe
       .where('status', '=', 'pending')
       .returning('id')
       .executeTakeFirst();
-    if (!moved) throw new RetryRefused('This event has been attempted again since; retry its newest entry instead.');
+    if (!moved) throw new ConflictError('This event has been attempted again since; retry its newest entry instead.');
     const data = { subscription_id: row.id, event_id: entry.event_id, event_type: entry.event_type, retry_id: Number(moved.id) };
     await recordAudit(trx, actor, { teamId: row.team_id, action: 'webhook.delivery.retried', targetId: logId, data });
     return 'brought-forward' as const;

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.ts';
 import { requestActor } from '../audit/actor.ts';
 import { hasRecentReauth, redirectToReauth } from '../accounts/session-auth.ts';
-import { attempt } from './page-refusals.ts';
+import { attempt } from '../web/refusals.ts';
 import { formString } from '../web/forms.ts';
 import { setOnce } from '../web/once.ts';
 import { seeOther, setNotice } from '../web/render.ts';

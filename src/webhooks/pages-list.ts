@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.ts';
 import { requestActor } from '../audit/actor.ts';
-import { attempt } from './page-refusals.ts';
+import { attempt } from '../web/refusals.ts';
 import { formList, formString } from '../web/forms.ts';
 import { setOnce } from '../web/once.ts';
 import { renderPage, seeOther } from '../web/render.ts';

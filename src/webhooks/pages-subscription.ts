@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.ts';
 import { requestActor } from '../audit/actor.ts';
 import { minuteUtc } from '../web/format.ts';
-import { attempt } from './page-refusals.ts';
+import { attempt } from '../web/refusals.ts';
 import type { DeliveryStatus } from './queue.ts';
 import { HttpProblem } from '../http/problem.ts';
 import { formString } from '../web/forms.ts';

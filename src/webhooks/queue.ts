@@ -11,6 +11,7 @@ import { recordAudit } from '../audit/record.ts';
 import { purgeOlderThan } from '../db/batched-delete.ts';
 import type { Db as Connection, DialectName } from '../db/connection.ts';
 import type { Database, Executor, NewRow, Row } from '../db/schema.ts';
+import { ConflictError } from '../util/domain-errors.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
 
 /** A due row as a worker claimed it: what its attempt sends, and the lease it holds. */
@@ -19,7 +20,7 @@ export type ClaimedDelivery = Pick<Row<'webhook_deliveries'>, 'id' | 'subscripti
 /** What an attempt needs of its subscription (and team), read when its rows are claimed. */
 export type DeliveryTarget = Pick<
   Row<'webhook_subscriptions'>,
-  'id' | 'team_id' | 'url' | 'secret_encrypted' | 'previous_secret_encrypted' | 'previous_secret_expires_at'
+  'id' | 'team_id' | 'url' | 'secret_encrypted' | 'previous_secret_encrypted' | 'previous_secret_expires_at' | 'standard_webhooks'
 > & { subscription_active: number; team_active: number };
 
 export interface Claim {
@@ -28,7 +29,7 @@ export interface Claim {
   targets: Map<string, DeliveryTarget>;
 }
 
-const TARGET_COLUMNS_TEXT = `s.id, s.team_id, s.url, s.secret_encrypted, s.previous_secret_encrypted, s.previous_secret_expires_at,
+const TARGET_COLUMNS_TEXT = `s.id, s.team_id, s.url, s.secret_encrypted, s.previous_secret_encrypted, s.previous_secret_expires_at, s.standard_webhooks,
   s.is_active as subscription_active, t.is_active as team_active`;
 const TARGET_COLUMNS = sql.raw(TARGET_COLUMNS_TEXT);
 
@@ -129,6 +130,8 @@ export interface AttemptResult {
   durationMs: number | null;
   attemptedAt: string;
   attempted: boolean;
+  /** A 429 or 503 answer's Retry-After, in seconds from the attempt (retry-after.ts); the next attempt waits at least this long. */
+  retryAfterSeconds?: number | null;
 }
 
 export interface Schedule {
@@ -144,11 +147,11 @@ export function outcomeOf(result: AttemptResult, schedule: Schedule): { status: 
   if (result.ok) return { status: 'success', nextRetryAt: null };
   const attempt = result.delivery.attempt;
   if (!result.attempted || attempt >= schedule.maxRetries) return { status: 'dead_letter', nextRetryAt: null };
-  // retryDelays[n] is the delay before attempt n + 1 (index 0, attempt 1, is normally 0).
-  return { status: 'failed', nextRetryAt: isoAfter(schedule.retryDelays[attempt], Date.parse(result.attemptedAt)) };
+  // retryDelays[n] is the delay before attempt n + 1 (index 0, attempt 1, is normally 0); a
+  // receiver's Retry-After can only lengthen it.
+  const delay = Math.max(schedule.retryDelays[attempt], result.retryAfterSeconds ?? 0);
+  return { status: 'failed', nextRetryAt: isoAfter(delay, Date.parse(result.attemptedAt)) };
 }
-
-export class RetryRefused extends Error {}
 
 /**
  * Starts a fresh cycle (attempt 1, due now) for a dead letter. Only the newest row of that event's
@@ -162,7 +165,7 @@ export async function retryDeadLetter(trx: Executor, subscriptionId: string, log
     .where('subscription_id', '=', subscriptionId)
     .executeTakeFirst();
   if (!row) return undefined;
-  if (row.status !== 'dead_letter') throw new RetryRefused(`Only a dead_letter entry can be retried; this one is ${row.status}.`);
+  if (row.status !== 'dead_letter') throw new ConflictError(`Only a dead_letter entry can be retried; this one is ${row.status}.`);
   const newer = await trx
     .selectFrom('webhook_deliveries')
     .select('id')
@@ -170,7 +173,7 @@ export async function retryDeadLetter(trx: Executor, subscriptionId: string, log
     .where('event_id', '=', row.event_id)
     .where('id', '>', row.id)
     .executeTakeFirst();
-  if (newer) throw new RetryRefused('This event has already been retried; retry its newest entry instead.');
+  if (newer) throw new ConflictError('This event has already been retried; retry its newest entry instead.');
   const queued = await queueFirstAttempt(trx, { subscription_id: subscriptionId, event_id: row.event_id, event_type: row.event_type, payload: row.payload });
   const data = { subscription_id: subscriptionId, event_id: row.event_id, event_type: row.event_type, retry_id: queued.id };
   await recordAudit(trx, actor, { teamId, action: 'webhook.delivery.retried', targetId: logId, data });

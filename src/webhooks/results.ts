@@ -109,21 +109,22 @@ async function queueNextAttempts(trx: Executor, postgres: boolean, ids: number[]
 /**
  * Keeps each subscription's consecutive-failure count as if the results were applied one by one:
  * a success resets it, a failure adds one, and the subscription is disabled by the failure that
- * brings it to SERVICE_WEBHOOKS_AUTO_DISABLE_AFTER. Subscriptions are updated in id order (the
+ * brings it to SERVICE_WEBHOOKS_AUTO_DISABLE_AFTER, or by a 410 Gone answer. Subscriptions are updated in id order (the
  * results are sorted), so concurrent workers on PostgreSQL cannot deadlock on them.
  */
 async function countFailures(ctx: AppContext, trx: Transaction<Database>, results: readonly AttemptResult[]): Promise<Set<string>> {
   const disabled = new Set<string>();
   const postgres = ctx.db.dialect === 'postgres';
-  const runs = new Map<string, { succeeded: boolean; failures: number }>();
+  const runs = new Map<string, { succeeded: boolean; failures: number; gone: boolean }>();
   for (const result of results) {
     if (!result.attempted) continue;
-    const run = runs.get(result.delivery.subscription_id) ?? { succeeded: false, failures: 0 };
+    const run = runs.get(result.delivery.subscription_id) ?? { succeeded: false, failures: 0, gone: false };
     if (result.ok) {
       run.succeeded = true;
       run.failures = 0;
     } else {
       run.failures++;
+      if (result.statusCode === 410) run.gone = true;
     }
     runs.set(result.delivery.subscription_id, run);
   }
@@ -142,10 +143,11 @@ async function countFailures(ctx: AppContext, trx: Transaction<Database>, result
     ).rows[0];
     if (!counted) continue;
     const threshold = ctx.config.webhooks.autoDisableAfter;
-    if (counted.is_active !== 1 || counted.consecutive_failures < threshold) continue;
+    if (counted.is_active !== 1 || (!run.gone && counted.consecutive_failures < threshold)) continue;
     // The count at the failure that reached the threshold (one by one, that failure disabled it).
     const before = counted.consecutive_failures - run.failures;
-    if (await autoDisable(ctx, trx, subscriptionId, counted, Math.max(before + 1, threshold))) disabled.add(subscriptionId);
+    const cause = run.gone ? { gone: true as const, failures: counted.consecutive_failures } : { failures: Math.max(before + 1, threshold) };
+    if (await autoDisable(ctx, trx, subscriptionId, counted, cause)) disabled.add(subscriptionId);
   }
   return disabled;
 }

@@ -14,6 +14,7 @@ const subscriptionFields = {
   url: Type.String(),
   events: Type.Array(Type.String()),
   is_active: Type.Boolean(),
+  standard_webhooks: Type.Boolean({ description: 'Deliveries also carry the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature)' }),
   disabled_at: Type.Union([DateTime, Type.Null()], { description: 'When it was disabled automatically; null once re-enabled' }),
   disabled_reason: Type.Union([Type.String(), Type.Null()]),
   created_at: DateTime,
@@ -48,8 +49,16 @@ export const SubscriptionParams = Type.Object({ team_id: Type.String(), id: Type
 export const LogParams = Type.Object({ team_id: Type.String(), id: Type.String(), log_id: Type.String({ description: 'Log entry id' }) });
 const UrlField = Type.String({ maxLength: 2048, description: 'Absolute https:// URL; must reach the public Internet' });
 const EventsField = Type.Array(Type.String({ maxLength: 200 }), { maxItems: 100, description: 'Event names, or ["*"] for all' });
-export const CreateBody = Type.Object({ url: UrlField, events: EventsField });
-export const PatchBody = Type.Object({ url: Type.Optional(UrlField), events: Type.Optional(EventsField), is_active: Type.Optional(Type.Boolean()) });
+const StandardWebhooksField = Type.Boolean({
+  description: 'Also send the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature); default true. The body is the same either way',
+});
+export const CreateBody = Type.Object({ url: UrlField, events: EventsField, standard_webhooks: Type.Optional(StandardWebhooksField) });
+export const PatchBody = Type.Object({
+  url: Type.Optional(UrlField),
+  events: Type.Optional(EventsField),
+  is_active: Type.Optional(Type.Boolean()),
+  standard_webhooks: Type.Optional(StandardWebhooksField),
+});
 export const LogQuery = Type.Object({
   ...CursorQuery.properties,
   status: Type.Optional(DeliveryStatus),

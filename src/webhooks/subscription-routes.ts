@@ -4,13 +4,11 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext, TypedApp } from '../app-context.ts';
 import { requestActor } from '../audit/actor.ts';
 import { pageEnvelope, pageRequest } from '../http/pagination.ts';
-import { badRequest, conflict, notFound } from '../http/problem.ts';
 import { PageOf, PageQuery, ProblemRef, authErrors } from '../http/schemas.ts';
 import { managedSubscription, managedTeam } from './access.ts';
 import { CreateBody, PatchBody, READ, SubscriptionParams, TAGS, TeamParams, WRITE, notFoundResponse } from './schemas.ts';
 import type { AddressGuard } from './ssrf.ts';
 import {
-  WebhookError,
   createSubscription,
   deleteSubscription,
   listSubscriptions,
@@ -18,15 +16,6 @@ import {
   subscriptionView,
   updateSubscription,
 } from './subscriptions.ts';
-
-function asProblem(error: unknown): never {
-  if (error instanceof WebhookError) {
-    if (error.code === 'conflict') throw conflict(error.message);
-    if (error.code === 'not_found') throw notFound();
-    throw badRequest(error.message, error.field ? [{ field: error.field, message: error.message }] : undefined);
-  }
-  throw error;
-}
 
 /** `base` is the collection's path, ending in a slash. */
 export function registerSubscriptionRoutes(app: TypedApp, ctx: AppContext, guard: AddressGuard, base: string) {
@@ -47,7 +36,7 @@ export function registerSubscriptionRoutes(app: TypedApp, ctx: AppContext, guard
     },
     async (request, reply) => {
       const team = await managedTeam(db.kysely, request, request.params.team_id);
-      const { row, secret } = await createSubscription(ctx, guard, team.id, request.body, requestActor(request, ctx.clientAddresses)).catch(asProblem);
+      const { row, secret } = await createSubscription(ctx, guard, team.id, request.body, requestActor(request, ctx.clientAddresses));
       reply.code(201);
       return { ...subscriptionView(row), secret };
     },
@@ -104,7 +93,7 @@ export function registerSubscriptionRoutes(app: TypedApp, ctx: AppContext, guard
     },
     async (request) => {
       const row = await managedSubscription(db.kysely, request, request.params);
-      return subscriptionView(await updateSubscription(db.kysely, guard, row, request.body, config.baseUrl, requestActor(request, ctx.clientAddresses)).catch(asProblem));
+      return subscriptionView(await updateSubscription(db.kysely, guard, row, request.body, config.baseUrl, requestActor(request, ctx.clientAddresses)));
     },
   );
 

@@ -7,20 +7,13 @@ import type { Actor } from '../audit/actor.ts';
 import { changedFields, recordAudit } from '../audit/record.ts';
 import { EVENT_CATALOG_PATH, isEventType } from '../events/index.ts';
 import type { Database, Executor, Row } from '../db/schema.ts';
+import { ConflictError, ValidationError } from '../util/domain-errors.ts';
 import { encryptSecret } from '../util/encryption.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
 import { type AddressGuard, SsrfRefusal, parseWebhookUrl } from './ssrf.ts';
 
-/** A refusal the API turns into 400 (invalid) or 409 (conflict), with a sentence for `detail`. */
-export class WebhookError extends Error {
-  readonly code: 'invalid' | 'conflict' | 'not_found';
-  readonly field?: string;
-  constructor(code: WebhookError['code'], message: string, field?: string) {
-    super(message);
-    this.code = code;
-    this.field = field;
-  }
-}
+/** A rule about one field, refused with the sentence for `detail` and for the field. */
+const invalidField = (field: string, message: string) => new ValidationError(message, [{ field, message }]);
 
 /** A subscription as stored (the table has no generated columns: a row reads back as it is written). */
 export type SubscriptionRow = Row<'webhook_subscriptions'>;
@@ -31,6 +24,7 @@ export interface SubscriptionView {
   url: string;
   events: string[];
   is_active: boolean;
+  standard_webhooks: boolean;
   disabled_at: string | null;
   disabled_reason: string | null;
   created_at: string;
@@ -44,6 +38,7 @@ export function subscriptionView(row: SubscriptionRow): SubscriptionView {
     url: row.url,
     events: JSON.parse(row.events) as string[],
     is_active: row.is_active === 1,
+    standard_webhooks: row.standard_webhooks === 1,
     disabled_at: row.disabled_at,
     disabled_reason: row.disabled_reason,
     created_at: row.created_at,
@@ -51,7 +46,10 @@ export function subscriptionView(row: SubscriptionRow): SubscriptionView {
   };
 }
 
-/** 32 random bytes, base64: the secret as the create/rotate response shows it and as it is keyed. */
+/**
+ * 32 random bytes, base64: the secret as the create/rotate response shows it. X-Service-Signature is
+ * keyed with its characters, the Standard Webhooks signature with the 32 bytes it encodes.
+ */
 export function newSecret(): string {
   return randomBytes(32).toString('base64');
 }
@@ -61,11 +59,11 @@ export const secretContext = (subscriptionId: string) => `webhook:${subscription
 
 /** A non-empty list of registered names, or ["*"] (a list mixing "*" with names becomes ["*"]); a refusal names the catalog. */
 export function normaliseEvents(events: readonly string[], baseUrl: string): string[] {
-  if (events.length === 0) throw new WebhookError('invalid', 'events must name at least one event type, or be ["*"].', 'events');
+  if (events.length === 0) throw invalidField('events', 'events must name at least one event type, or be ["*"].');
   if (events.includes('*')) return ['*'];
   const unknown = [...new Set(events.filter((name) => !isEventType(name)))];
   if (unknown.length > 0) {
-    throw new WebhookError('invalid', `Unknown event type${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}. The event types are listed at ${baseUrl}${EVENT_CATALOG_PATH}.`, 'events');
+    throw invalidField('events', `Unknown event type${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}. The event types are listed at ${baseUrl}${EVENT_CATALOG_PATH}.`);
   }
   return [...new Set(events)];
 }
@@ -77,7 +75,7 @@ export async function checkedUrl(guard: AddressGuard, value: string): Promise<st
     await guard.addressesFor(url.hostname);
     return url.toString();
   } catch (error) {
-    if (error instanceof SsrfRefusal) throw new WebhookError('invalid', `url is refused: ${error.message}`, 'url');
+    if (error instanceof SsrfRefusal) throw invalidField('url', `url is refused: ${error.message}`);
     throw error;
   }
 }
@@ -99,7 +97,7 @@ export async function createSubscription(
   ctx: Pick<AppContext, 'config' | 'db'>,
   guard: AddressGuard,
   teamId: string,
-  input: { url: string; events: string[] },
+  input: { url: string; events: string[]; standard_webhooks?: boolean },
   actor: Actor,
 ): Promise<{ row: SubscriptionRow; secret: string }> {
   const events = normaliseEvents(input.events, ctx.config.baseUrl);
@@ -114,7 +112,7 @@ export async function createSubscription(
       .where('team_id', '=', teamId)
       .executeTakeFirstOrThrow();
     const cap = ctx.config.webhooks.maxSubscriptionsPerTeam;
-    if (Number(count) >= cap) throw new WebhookError('conflict', `A team can have at most ${cap} webhook subscriptions.`);
+    if (Number(count) >= cap) throw new ConflictError(`A team can have at most ${cap} webhook subscriptions.`);
     const id = randomUUID();
     const secret = newSecret();
     const now = nowIso();
@@ -127,6 +125,7 @@ export async function createSubscription(
       previous_secret_encrypted: null,
       previous_secret_expires_at: null,
       is_active: 1,
+      standard_webhooks: input.standard_webhooks === false ? 0 : 1,
       consecutive_failures: 0,
       disabled_at: null,
       disabled_reason: null,
@@ -143,7 +142,7 @@ export async function updateSubscription(
   db: Kysely<Database>,
   guard: AddressGuard,
   row: SubscriptionRow,
-  patch: { url?: string; events?: string[]; is_active?: boolean },
+  patch: { url?: string; events?: string[]; is_active?: boolean; standard_webhooks?: boolean },
   baseUrl: string,
   actor: Actor,
 ): Promise<SubscriptionRow> {
@@ -159,10 +158,16 @@ export async function updateSubscription(
       changes.disabled_reason = null;
     }
   }
+  if (patch.standard_webhooks !== undefined) changes.standard_webhooks = patch.standard_webhooks ? 1 : 0;
   if (Object.keys(changes).length === 0) return row;
   changes.updated_at = nowIso();
-  const before = { url: row.url, events: JSON.parse(row.events) as string[], is_active: row.is_active === 1 };
-  const after = { url: changes.url, events: changes.events === undefined ? undefined : (JSON.parse(changes.events) as string[]), is_active: patch.is_active };
+  const before = { url: row.url, events: JSON.parse(row.events) as string[], is_active: row.is_active === 1, standard_webhooks: row.standard_webhooks === 1 };
+  const after = {
+    url: changes.url,
+    events: changes.events === undefined ? undefined : (JSON.parse(changes.events) as string[]),
+    is_active: patch.is_active,
+    standard_webhooks: patch.standard_webhooks,
+  };
   await db.transaction().execute(async (trx) => {
     await trx.updateTable('webhook_subscriptions').set(changes).where('id', '=', row.id).execute();
     const changed = changedFields(before, after);

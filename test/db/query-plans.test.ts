@@ -76,7 +76,7 @@ describe('query plans of reads and purges that must not grow with the tables', (
     const db = t.ctx.db.kysely;
     for (const teamId of teams) {
       const id = randomUUID();
-      await db.insertInto('webhook_subscriptions').values({ id, team_id: teamId, url: 'https://hooks.example.com/x', events: '["*"]', secret_encrypted: 'x', is_active: 1, consecutive_failures: 0, created_at: OLD, updated_at: OLD }).execute();
+      await db.insertInto('webhook_subscriptions').values({ id, team_id: teamId, url: 'https://hooks.example.com/x', events: '["*"]', secret_encrypted: 'x', is_active: 1, standard_webhooks: 1, consecutive_failures: 0, created_at: OLD, updated_at: OLD }).execute();
       await db.insertInto('webhook_deliveries').values({ subscription_id: id, event_id: `evt_${id}`, event_type: 'team.member.added', payload: '{}', attempt: 1, status: 'success', created_at: OLD }).execute();
       await db.insertInto('events').values({ id: `evt_${id}`, type: 'team.member.added', api_version: 'v1', team_id: teamId, data: '{}', created_at: OLD }).execute();
     }

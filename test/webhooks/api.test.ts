@@ -22,9 +22,10 @@ describe('webhook subscriptions API', () => {
     const res = await t.inject({ method: 'POST', url: path(f.teamId), headers: bearer(f.token), payload: { url: HOOK, events: ['team.member.added'] } });
     assert.equal(res.statusCode, 201, res.body);
     const body = res.json();
-    assert.deepEqual(Object.keys(body).sort(), ['created_at', 'disabled_at', 'disabled_reason', 'events', 'id', 'is_active', 'secret', 'team_id', 'updated_at', 'url']);
+    assert.deepEqual(Object.keys(body).sort(), ['created_at', 'disabled_at', 'disabled_reason', 'events', 'id', 'is_active', 'secret', 'standard_webhooks', 'team_id', 'updated_at', 'url']);
     assert.equal(Buffer.from(body.secret, 'base64').length, 32);
     assert.equal(body.is_active, true);
+    assert.equal(body.standard_webhooks, true, 'Standard Webhooks headers by default');
     assert.deepEqual(body.events, ['team.member.added']);
     const row = await t.ctx.db.kysely.selectFrom('webhook_subscriptions').selectAll().where('id', '=', body.id).executeTakeFirstOrThrow();
     assert.ok(!JSON.stringify(row).includes(body.secret), 'the secret is not stored in clear');
@@ -54,6 +55,7 @@ describe('webhook subscriptions API', () => {
       [{ url: 'https://10.0.0.1/hook', events: ['*'] }, /private/],
       [{ events: ['*'] }, /url/],
       [{ url: HOOK }, /events/],
+      [{ url: HOOK, events: ['*'], standard_webhooks: 'no' }, /standard_webhooks/],
     ];
     for (const [payload, detail] of cases) {
       const res = await t.inject({ method: 'POST', url: path(f.teamId), headers: bearer(f.token), payload: payload as object });

@@ -511,6 +511,8 @@ export interface components {
             url: string;
             events: string[];
             is_active: boolean;
+            /** @description Deliveries also carry the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature) */
+            standard_webhooks: boolean;
             /**
              * Format: date-time
              * @description When it was disabled automatically; null once re-enabled
@@ -530,6 +532,8 @@ export interface components {
             url: string;
             events: string[];
             is_active: boolean;
+            /** @description Deliveries also carry the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature) */
+            standard_webhooks: boolean;
             /**
              * Format: date-time
              * @description When it was disabled automatically; null once re-enabled
@@ -1844,6 +1848,8 @@ export interface operations {
                     url: string;
                     /** @description Event names, or ["*"] for all */
                     events: string[];
+                    /** @description Also send the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature); default true. The body is the same either way */
+                    standard_webhooks?: boolean;
                 };
             };
         };
@@ -2050,6 +2056,8 @@ export interface operations {
                     /** @description Event names, or ["*"] for all */
                     events?: string[];
                     is_active?: boolean;
+                    /** @description Also send the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature); default true. The body is the same either way */
+                    standard_webhooks?: boolean;
                 };
             };
         };

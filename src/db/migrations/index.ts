@@ -13,6 +13,7 @@ import * as m0009 from './0009_delivery_log_indexes.ts';
 import * as m0010 from './0010_delivery_queue_fillfactor.ts';
 import * as m0011 from './0011_audit_entries.ts';
 import * as m0012 from './0012_scale_indexes.ts';
+import * as m0013 from './0013_standard_webhooks.ts';
 
 /**
  * Every migration, in the order they apply: a database of an earlier release has applied a prefix of
@@ -31,6 +32,7 @@ export const MIGRATIONS: readonly (readonly [name: string, migration: Migration]
   ['0010_delivery_queue_fillfactor', m0010],
   ['0011_audit_entries', m0011],
   ['0012_scale_indexes', m0012],
+  ['0013_standard_webhooks', m0013],
 ];
 
 // Kysely's migrator applies migrations in the order of their names, whatever order it is given them

@@ -22,6 +22,8 @@ export interface WebhookSubscriptionsTable {
   previous_secret_encrypted: string | null;
   previous_secret_expires_at: string | null;
   is_active: number;
+  /** 1: deliveries also carry the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature). */
+  standard_webhooks: number;
   consecutive_failures: number;
   disabled_at: string | null;
   disabled_reason: string | null;
