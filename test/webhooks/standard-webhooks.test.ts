@@ -6,10 +6,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { bearer } from '../helpers/app.ts';
+import { bearer } from '../support/app.ts';
 import { verifyWebhookSignature } from '../../src/webhooks/verify.ts';
-import { startReceiver, type Received, type Receiver } from './receiver.ts';
-import { eventually, webhookFixture, type WebhookFixture } from './setup.ts';
+import { startReceiver, type Received, type Receiver } from '../support/receiver.ts';
+import { eventually } from '../support/wait.ts';
+import { webhookFixture, type WebhookFixture } from './setup.ts';
 
 const memberAdded = { user_id: 42, email: 'new@example.com', role: 'member' };
 const STANDARD_HEADERS = ['webhook-id', 'webhook-timestamp', 'webhook-signature'];
