@@ -199,7 +199,7 @@ describe('dashboard pages over HTTP', () => {
       [`${w.team}invitations/`, { email: 'a@example.com', role: 'king' }, 400, /Choose a role: member or admin\./],
       [`${w.team}invitations/`, { email: 'a@example.com', role: 'member', message: 'Claim your prize at evil.example.com' }, 400, /Links are not allowed in the message\./],
       [`${w.team}invitations/`, { email: cast.member.email, role: 'member' }, 409, /is already a member of this team\./],
-      [`${w.team}invitations/${w.invitationId.replace(/.$/, 'f')}/revoke/`, {}, 404, /No pending invitation has that id\./],
+      [`${w.team}invitations/${w.invitationId.replace(/.$/, (last) => (last === 'f' ? 'e' : 'f'))}/revoke/`, {}, 404, /No pending invitation has that id\./],
       [`${w.team}members/${cast.member.id}/role/`, { role: 'king' }, 400, /Choose a role: owner, admin or member\./],
       [`${w.team}members/${cast.outsider.id}/role/`, { role: 'admin' }, 404, /That user is not a member of this team\./],
       [`${w.team}webhooks/`, { url: 'http://hooks.example.com/', events: ['*'] }, 400, /url is refused/],
