@@ -40,7 +40,8 @@ module.exports = {
     {
       name: 'no-circular-folders',
       severity: 'error',
-      comment: 'Folders must not depend on each other in a circle: teams → accounts → teams is a cycle even when no single module closes it.',
+      comment:
+        'Folders must not depend on each other in a circle: teams → accounts → teams is a cycle even when no single module closes it.',
       scope: 'folder',
       from: {},
       to: { circular: true },
@@ -48,7 +49,8 @@ module.exports = {
     {
       name: 'base-imports-no-feature',
       severity: 'error',
-      comment: 'http/, web/, cli/, worker/, metrics/, audit/, events/, db/ and util/ serve every feature and know none, not even its types.',
+      comment:
+        'http/, web/, cli/, worker/, metrics/, audit/, events/, db/ and util/ serve every feature and know none, not even its types.',
       from: { path: '^src/(http|web|cli|worker|metrics|audit|events|db|util)/' },
       to: { path: FEATURE },
     },
@@ -69,7 +71,8 @@ module.exports = {
     {
       name: 'feature-through-public-modules',
       severity: 'error',
-      comment: "A feature uses another through its index.ts or a named service module (PUBLIC), never the other's internals.",
+      comment:
+        "A feature uses another through its index.ts or a named service module (PUBLIC), never the other's internals.",
       from: { path: FEATURE },
       to: { path: FEATURE, pathNot: ['^src/$1/', ...PUBLIC_MODULES] },
     },

@@ -3,7 +3,18 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'clients/*/dist/', 'data/', 'test-output/', 'test-results/', 'bench/tmp/', 'clients/client/src/schema.ts'] },
+  {
+    ignores: [
+      'node_modules/',
+      'dist/',
+      'clients/*/dist/',
+      'data/',
+      'test-output/',
+      'test-results/',
+      'bench/tmp/',
+      'clients/client/src/schema.ts',
+    ],
+  },
   {
     files: ['**/*.ts'],
     extends: [tseslint.configs.base],

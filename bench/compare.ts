@@ -29,7 +29,8 @@ const { values, positionals } = parseArgs({
     connections: { type: 'string', default: '20' },
   },
 });
-if (positionals.length < 2) throw new Error('usage: bench/compare.ts [options] <name>=<build dir>[,KEY=VALUE…] <name>=<build dir>…');
+if (positionals.length < 2)
+  throw new Error('usage: bench/compare.ts [options] <name>=<build dir>[,KEY=VALUE…] <name>=<build dir>…');
 const builds = positionals.map((spec) => {
   const [name, rest] = spec.split(/=(.*)/s, 2);
   const [dir, ...settings] = rest.split(',');
@@ -49,17 +50,33 @@ try {
   for (const build of builds) {
     const dataDir = path.join(dir, build.name);
     fs.cpSync(seedDir, dataDir, { recursive: true });
-    const server = await startAppServer({ name: build.name, dataDir, databaseUrl: `sqlite:${path.join(dataDir, 'bench.sqlite3')}`, cpu: SERVER_CPU, env: build.env, main: build.main });
+    const server = await startAppServer({
+      name: build.name,
+      dataDir,
+      databaseUrl: `sqlite:${path.join(dataDir, 'bench.sqlite3')}`,
+      cpu: SERVER_CPU,
+      env: build.env,
+      main: build.main,
+    });
     started.push(server);
     servers.push({ ...build, pid: server.pid, url: `${server.url}/api/v1/me/` });
   }
   const measureAll = (seconds: number) =>
     Promise.all(
       servers.map((s) =>
-        wrk({ url: s.url, seconds, serverPids: [s.pid], tokensFile, delayMs: Number(values.delay), connections: Number(values.connections) }),
+        wrk({
+          url: s.url,
+          seconds,
+          serverPids: [s.pid],
+          tokensFile,
+          delayMs: Number(values.delay),
+          connections: Number(values.connections),
+        }),
       ),
     );
-  process.stderr.write(`warm-up; then ${values.rounds} rounds of ${values.seconds} s, servers on CPU ${SERVER_CPU}, wrk on CPU ${CLIENT_CPU}\n`);
+  process.stderr.write(
+    `warm-up; then ${values.rounds} rounds of ${values.seconds} s, servers on CPU ${SERVER_CPU}, wrk on CPU ${CLIENT_CPU}\n`,
+  );
   await measureAll(3);
   const cpu: number[][] = servers.map(() => []);
   const rps: number[][] = servers.map(() => []);
@@ -69,7 +86,9 @@ try {
       cpu[i].push(r.cpuUsPerRequest);
       rps[i].push(r.rps);
     });
-    process.stderr.write(`round ${round + 1}: ${results.map((r, i) => `${servers[i].name} ${r.cpuUsPerRequest.toFixed(1)} µs`).join(', ')}\n`);
+    process.stderr.write(
+      `round ${round + 1}: ${results.map((r, i) => `${servers[i].name} ${r.cpuUsPerRequest.toFixed(1)} µs`).join(', ')}\n`,
+    );
   }
   const lines = ['| build | req/s each | CPU µs per request | ÷ first, median (range) |', '|---|---|---|---|'];
   servers.forEach((s, i) => {

@@ -48,11 +48,13 @@ const { values, positionals } = parseArgs({
   },
 });
 const scale = positionals[0] === 'scale';
-if (positionals.length > (scale ? 1 : 0)) throw new Error(`unknown argument ${positionals.join(' ')}: the one scenario named by argument is scale`);
+if (positionals.length > (scale ? 1 : 0))
+  throw new Error(`unknown argument ${positionals.join(' ')}: the one scenario named by argument is scale`);
 if (values.dialect !== 'sqlite' && values.dialect !== 'postgres') throw new Error('--dialect is sqlite or postgres');
 
 const started = Date.now();
-const log = (line: string) => process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
+const log = (line: string) =>
+  process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
 
 function newestMtime(dir: string): number {
   let newest = 0;
@@ -76,7 +78,8 @@ async function main() {
   for (const tool of ['wrk', 'taskset']) {
     if (!commandExists(tool)) throw new Error(`${tool} is required (apt-get install -y wrk; taskset is in util-linux)`);
   }
-  if (os.cpus().length < 2) throw new Error('the harness pins the server and the client to two different CPUs: it needs at least 2');
+  if (os.cpus().length < 2)
+    throw new Error('the harness pins the server and the client to two different CPUs: it needs at least 2');
   ensureBuild();
   // The harness itself (mostly idle) stays on the client's CPU, away from the server under test.
   spawnSync('taskset', ['-a', '-p', '-c', String(CLIENT_CPU), String(process.pid)], { stdio: 'ignore' });
@@ -123,7 +126,11 @@ async function main() {
       const message = (error as Error).message ?? String(error);
       log(`section ${name} FAILED: ${(error as Error).stack ?? error}`);
       failures.push(`${name}: ${message}`);
-      metrics.push({ ...notAvailable(`failed_${name}`, `section ${name}`, 'failed'), verdict: 'FAIL', note: `FAILED: ${message.split('\n')[0].slice(0, 200)}` });
+      metrics.push({
+        ...notAvailable(`failed_${name}`, `section ${name}`, 'failed'),
+        verdict: 'FAIL',
+        note: `FAILED: ${message.split('\n')[0].slice(0, 200)}`,
+      });
     }
   }
   fs.rmSync(dir, { recursive: true, force: true });
@@ -155,13 +162,23 @@ async function main() {
   };
   const table = markdownTable(metrics) + (extra.scale ? `\n\n${extra.scale.table}` : '');
   // A partial run (some sections, or fewer or shorter rounds) never replaces the day's full results.
-  const partial = [...(scale ? ['scale', scaleOptions.dialect] : []), ...(only ?? []), ...(values.rounds || values.seconds ? ['dev'] : [])].map((part) => `-${part}`).join('');
-  const outFile = values.out ?? path.join(ROOT, 'bench/results', `${result.date.slice(0, 10)}${quick ? '-quick' : ''}${partial}.json`);
+  const partial = [
+    ...(scale ? ['scale', scaleOptions.dialect] : []),
+    ...(only ?? []),
+    ...(values.rounds || values.seconds ? ['dev'] : []),
+  ]
+    .map((part) => `-${part}`)
+    .join('');
+  const outFile =
+    values.out ??
+    path.join(ROOT, 'bench/results', `${result.date.slice(0, 10)}${quick ? '-quick' : ''}${partial}.json`);
   fs.mkdirSync(path.dirname(outFile), { recursive: true });
   fs.writeFileSync(outFile, JSON.stringify(result, null, 2) + '\n');
   if (extra.scale) fs.writeFileSync(outFile.replace(/\.json$/, '') + '.svg', extra.scale.svg);
   if (failures.length) process.exitCode = 1;
-  process.stdout.write(`\n${quick ? 'Quick' : 'Full'} run, ${result.date}, ${result.machine.cpu} × ${result.machine.cpus}, Node ${node}, ${result.durationSeconds} s\n\n${table}\n\nwritten to ${path.relative(ROOT, outFile)}\n`);
+  process.stdout.write(
+    `\n${quick ? 'Quick' : 'Full'} run, ${result.date}, ${result.machine.cpu} × ${result.machine.cpus}, Node ${node}, ${result.durationSeconds} s\n\n${table}\n\nwritten to ${path.relative(ROOT, outFile)}\n`,
+  );
 }
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

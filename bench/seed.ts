@@ -29,7 +29,9 @@ for (let u = 0; u < users; u++) {
     verified: true,
   });
   for (let t = 0; t < perUser; t++) {
-    tokens.push((await createPat(ctx.db.kysely, { userId, name: `bench ${t}`, scopes: ['read:profile'], expiresAt: null })).token);
+    tokens.push(
+      (await createPat(ctx.db.kysely, { userId, name: `bench ${t}`, scopes: ['read:profile'], expiresAt: null })).token,
+    );
   }
 }
 fs.writeFileSync(file, tokens.join('\n') + '\n');

@@ -62,9 +62,14 @@ const builtinsWithoutFacade = {
   name: 'builtins-without-esm-facade',
   setup(b) {
     b.onResolve({ filter: /^[a-z0-9_:/]+$/ }, (args) =>
-      args.kind === 'import-statement' && isBuiltin(args.path) ? { path: args.path, namespace: 'node-builtin' } : undefined,
+      args.kind === 'import-statement' && isBuiltin(args.path)
+        ? { path: args.path, namespace: 'node-builtin' }
+        : undefined,
     );
-    b.onLoad({ filter: /.*/, namespace: 'node-builtin' }, (args) => ({ contents: builtinStandIn(args.path), loader: 'js' }));
+    b.onLoad({ filter: /.*/, namespace: 'node-builtin' }, (args) => ({
+      contents: builtinStandIn(args.path),
+      loader: 'js',
+    }));
   },
 };
 

@@ -36,8 +36,20 @@ async function fetchDocument(baseUrl: string): Promise<OpenAPI3> {
 async function startService(): Promise<{ url: string; stop: () => Promise<void> }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-generate-'));
   // Only what the service needs: none of the caller's settings (extra scopes, a database) may change the document.
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? dataDir, NODE_ENV: 'test', PORT: '0', HOST: '127.0.0.1', SERVICE_DATA_DIR: dataDir, SERVICE_API_DOCS_PUBLIC: 'true' };
-  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', 'src/main.ts', 'serve', '--no-worker'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: process.env.HOME ?? dataDir,
+    NODE_ENV: 'test',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    SERVICE_DATA_DIR: dataDir,
+    SERVICE_API_DOCS_PUBLIC: 'true',
+  };
+  const child = spawn(
+    process.execPath,
+    ['--disable-warning=ExperimentalWarning', 'src/main.ts', 'serve', '--no-worker'],
+    { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async () => {
     child.kill('SIGTERM');

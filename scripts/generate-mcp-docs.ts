@@ -21,7 +21,13 @@ const { values } = parseArgs({ options: { check: { type: 'boolean', default: fal
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-mcp-docs-'));
 try {
-  const env = { NODE_ENV: 'test', DATABASE_URL: 'sqlite::memory:', SERVICE_DATA_DIR: dataDir, SERVICE_WEBHOOKS_ENABLED: 'true', LOG_LEVEL: 'silent' };
+  const env = {
+    NODE_ENV: 'test',
+    DATABASE_URL: 'sqlite::memory:',
+    SERVICE_DATA_DIR: dataDir,
+    SERVICE_WEBHOOKS_ENABLED: 'true',
+    LOG_LEVEL: 'silent',
+  };
   const ctx = createContext(loadConfig(env));
   await migrateToLatest(ctx.db);
   const app = await buildApp(ctx);

@@ -4,7 +4,13 @@
 // State about one request lives on the request (request.identity, request.page), never here.
 import type { EventEmitter } from 'node:events';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
 import type { SessionStore } from './accounts/sessions.ts';
 import type { Config } from './config.ts';
 import type { Db } from './db/connection.ts';

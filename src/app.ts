@@ -65,7 +65,9 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
         return;
       }
       apiHook(request, reply, (refused?: Error) => {
-        void (refused ? handleError(refused as FastifyError, request, reply) : handleFrameworkError(error, request, reply));
+        void (refused
+          ? handleError(refused as FastifyError, request, reply)
+          : handleFrameworkError(error, request, reply));
       });
     },
     clientErrorHandler: handleClientError,

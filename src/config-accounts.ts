@@ -42,7 +42,13 @@ export function readOAuthSettings(env: Env): OAuthSettings {
   const refreshTokenTtlSeconds = readInt(env, 'SERVICE_OAUTH_REFRESH_TTL_SECONDS', 30 * 86400, 60, 365 * 86400);
   // A refresh token that dies before its access token could never be used.
   if (refreshTokenTtlSeconds <= accessTokenTtlSeconds) {
-    throw new ConfigError(`SERVICE_OAUTH_REFRESH_TTL_SECONDS (${refreshTokenTtlSeconds}) must exceed SERVICE_OAUTH_ACCESS_TTL_SECONDS (${accessTokenTtlSeconds})`);
+    throw new ConfigError(
+      `SERVICE_OAUTH_REFRESH_TTL_SECONDS (${refreshTokenTtlSeconds}) must exceed SERVICE_OAUTH_ACCESS_TTL_SECONDS (${accessTokenTtlSeconds})`,
+    );
   }
-  return { accessTokenTtlSeconds, refreshTokenTtlSeconds, cliClientEnabled: readBool(env, 'SERVICE_OAUTH_CLI_CLIENT_ENABLED', true) };
+  return {
+    accessTokenTtlSeconds,
+    refreshTokenTtlSeconds,
+    cliClientEnabled: readBool(env, 'SERVICE_OAUTH_CLI_CLIENT_ENABLED', true),
+  };
 }

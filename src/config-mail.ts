@@ -8,7 +8,9 @@ export function readEmailUrl(env: Env): string | null {
   if (value === undefined) return null;
   // SES is reached through its SMTP endpoint (docs/mail.md): nodemailer's SES transport would pull in the AWS SDK.
   if (!/^smtps?:\/\/[^/\s]+/.test(value)) {
-    throw new ConfigError('SERVICE_EMAIL_URL must be smtp://… or smtps://… (for Amazon SES use its SMTP endpoint, see docs/mail.md)');
+    throw new ConfigError(
+      'SERVICE_EMAIL_URL must be smtp://… or smtps://… (for Amazon SES use its SMTP endpoint, see docs/mail.md)',
+    );
   }
   return value;
 }
@@ -17,7 +19,9 @@ export function readEmailFrom(env: Env): string {
   const value = raw(env, 'SERVICE_EMAIL_FROM') ?? 'svc <no-reply@localhost>';
   // One address, optionally with a display name: `Name <a@b.c>` or `a@b.c`.
   if (!/^([^<>@\r\n]*<[^<>\s@]+@[^<>\s@]+>|[^<>\s@]+@[^<>\s@]+)$/.test(value)) {
-    throw new ConfigError(`SERVICE_EMAIL_FROM must be an address like "Example <no-reply@example.com>", got "${value}"`);
+    throw new ConfigError(
+      `SERVICE_EMAIL_FROM must be an address like "Example <no-reply@example.com>", got "${value}"`,
+    );
   }
   return value;
 }
@@ -26,7 +30,9 @@ export function readTopicArn(env: Env): string | null {
   const value = raw(env, 'SERVICE_MAILPROVIDER_TOPIC_ARN');
   if (value === undefined) return null;
   if (!/^arn:aws(-cn|-us-gov)?:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$/.test(value)) {
-    throw new ConfigError(`SERVICE_MAILPROVIDER_TOPIC_ARN must be an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>), got "${value}"`);
+    throw new ConfigError(
+      `SERVICE_MAILPROVIDER_TOPIC_ARN must be an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>), got "${value}"`,
+    );
   }
   return value;
 }

@@ -52,7 +52,9 @@ export function readRate(env: Env, name: string, fallback: string): RateSpec {
   // At most 15 digits: the limit is sent as the `q` of RateLimit-Policy, a structured-field Integer.
   const match = /^(\d{1,15})\/(second|minute|hour|day)$/.exec(value);
   if (!match || Number(match[1]) < 1) {
-    throw new ConfigError(`${name} must look like "100/hour" (a count of 1 to 15 digits; units: second, minute, hour, day), got "${value}"`);
+    throw new ConfigError(
+      `${name} must look like "100/hour" (a count of 1 to 15 digits; units: second, minute, hour, day), got "${value}"`,
+    );
   }
   return { limit: Number(match[1]), windowSeconds: RATE_UNITS[match[2]] };
 }
@@ -70,7 +72,11 @@ export function readCidrs(env: Env, name: string): string[] {
   const cidrs = readList(env, name);
   for (const cidr of cidrs) {
     const match = /^([0-9a-fA-F:.]+)\/(\d{1,3})$/.exec(cidr);
-    const ok = match && (/^\d+\.\d+\.\d+\.\d+$/.test(match[1]) ? Number(match[2]) <= 32 : match[1].includes(':') && Number(match[2]) <= 128);
+    const ok =
+      match &&
+      (/^\d+\.\d+\.\d+\.\d+$/.test(match[1])
+        ? Number(match[2]) <= 32
+        : match[1].includes(':') && Number(match[2]) <= 128);
     if (!ok) throw new ConfigError(`${name} must list CIDRs such as 127.0.0.2/32, got "${cidr}"`);
   }
   return cidrs;

@@ -7,7 +7,17 @@ import ipaddr from 'ipaddr.js';
 import { readAccountSettings, readOAuthSettings, type AccountSettings, type OAuthSettings } from './config-accounts.ts';
 import { readEmailFrom, readEmailUrl, readTopicArn, readTrustAnchorsFile } from './config-mail.ts';
 import { readMetricsSettings, type MetricsSettings } from './config-metrics.ts';
-import { ConfigError, raw, readBool, readInt, readList, readRate, readString, type Env, type RateSpec } from './config-read.ts';
+import {
+  ConfigError,
+  raw,
+  readBool,
+  readInt,
+  readList,
+  readRate,
+  readString,
+  type Env,
+  type RateSpec,
+} from './config-read.ts';
 import { readWebhookSettings, type WebhookSettings } from './config-webhooks.ts';
 
 export { ConfigError, type RateSpec } from './config-read.ts';
@@ -79,7 +89,9 @@ function readBaseUrl(env: Env, port: number): string {
     throw new ConfigError(`BASE_URL must be an absolute http(s) URL, got "${value}"`);
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || url.username) {
-    throw new ConfigError(`BASE_URL must be an absolute http(s) URL without query, fragment or credentials, got "${value}"`);
+    throw new ConfigError(
+      `BASE_URL must be an absolute http(s) URL without query, fragment or credentials, got "${value}"`,
+    );
   }
   // Stored without a trailing slash: paths are appended to it and it is the OAuth issuer.
   return url.toString().replace(/\/+$/, '');
@@ -186,7 +198,9 @@ function readExtraScopes(env: Env): string[] {
   const scopes = readList(env, 'SERVICE_EXTRA_SCOPES');
   for (const scope of scopes) {
     if (!/^[a-z][a-z0-9_.:-]{0,63}$/.test(scope)) {
-      throw new ConfigError(`SERVICE_EXTRA_SCOPES has an invalid scope name "${scope}" (lowercase letters, digits, _ . : -)`);
+      throw new ConfigError(
+        `SERVICE_EXTRA_SCOPES has an invalid scope name "${scope}" (lowercase letters, digits, _ . : -)`,
+      );
     }
   }
   return scopes;

@@ -34,7 +34,11 @@ export function createContext(config: Config): AppContext {
     throttle: new Throttle(resolved),
     wake,
     // Webhooks are the one consumer of events; with them off, emitting records nothing.
-    events: new EventOutbox({ consumers: resolved.webhooksEnabled ? [webhookFanOut] : [], teamsOfUser: activeTeamIdsOfUser, wake }),
+    events: new EventOutbox({
+      consumers: resolved.webhooksEnabled ? [webhookFanOut] : [],
+      teamsOfUser: activeTeamIdsOfUser,
+      wake,
+    }),
     clientAddresses,
     sessions: new SessionStore(db, resolved, clientAddresses),
     jwtKeys: new JwtKeyCache(),
@@ -42,7 +46,9 @@ export function createContext(config: Config): AppContext {
     // Loaded with the provider's modules on first use; built for this context, whatever it is then.
     // Made by the HTTP app or `svc worker` when they serve metrics; other commands load none of it.
     metrics: null,
-    oauth: new LazyOAuthServer(resolved.baseUrl, async () => (await import('./oauth/provider.ts')).createOAuthServer(ctx)),
+    oauth: new LazyOAuthServer(resolved.baseUrl, async () =>
+      (await import('./oauth/provider.ts')).createOAuthServer(ctx),
+    ),
   };
   return ctx;
 }

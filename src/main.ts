@@ -73,11 +73,19 @@ const workerCommand: Command = {
   async run(_values, { config, open }, io) {
     const stopped = stopSignal();
     const ctx = await open();
-    const [{ WORKER_TASKS }, { startWorker }] = await Promise.all([import('./worker-tasks.ts'), import('./worker/worker.ts')]);
+    const [{ WORKER_TASKS }, { startWorker }] = await Promise.all([
+      import('./worker-tasks.ts'),
+      import('./worker/worker.ts'),
+    ]);
     // Its own metrics endpoint (SERVICE_WORKER_METRICS_PORT), up before the tasks record anything.
-    const metricsServer = config.metrics.workerPort === null ? null : await (await import('./metrics/worker-server.ts')).serveWorkerMetrics(ctx);
+    const metricsServer =
+      config.metrics.workerPort === null
+        ? null
+        : await (await import('./metrics/worker-server.ts')).serveWorkerMetrics(ctx);
     const worker = startWorker(ctx, WORKER_TASKS);
-    io.out(`svc worker running (${WORKER_TASKS.map((t) => t.name).join(', ') || 'no tasks'}), database ${ctx.db.dialect}`);
+    io.out(
+      `svc worker running (${WORKER_TASKS.map((t) => t.name).join(', ') || 'no tasks'}), database ${ctx.db.dialect}`,
+    );
     if (metricsServer) io.out(`svc worker metrics on ${metricsServer.url}`);
     await stopped;
     await metricsServer?.close();
@@ -148,7 +156,10 @@ async function printHelp(words: string[], io: CliIo): Promise<number> {
 /** One line and the usage (of the group named by the first word, if it is one): exit 2. */
 async function unknownCommand(words: string[], io: CliIo): Promise<number> {
   const group = await commandsUnder(words.slice(0, 1));
-  const problem = group.length && words.length === 1 ? `"${words[0]}" needs one of the commands below` : `unknown command "${words.join(' ')}"`;
+  const problem =
+    group.length && words.length === 1
+      ? `"${words[0]}" needs one of the commands below`
+      : `unknown command "${words.join(' ')}"`;
   io.err(`svc: ${problem}\n${usageText(group.length ? group : await allCommands())}`);
   return 2;
 }
@@ -168,7 +179,11 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CliIo):
     io.err(usageText(await allCommands()));
     return 2;
   }
-  if (args[0] === 'help' || isHelpFlag(args[0])) return printHelp(args.slice(1).filter((word) => !isHelpFlag(word)), io);
+  if (args[0] === 'help' || isHelpFlag(args[0]))
+    return printHelp(
+      args.slice(1).filter((word) => !isHelpFlag(word)),
+      io,
+    );
   const command = await selectCommand(args);
   if (!command) {
     const words = commandWords(args);
@@ -204,7 +219,8 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CliIo):
   } catch (error) {
     const failure = cliFailureOf(error);
     io.err(`svc: ${failure.line}${failure.showUsage ? `\nUsage: ${command.usage}` : ''}`);
-    if (debug && !failure.expected && !(error instanceof CommandError)) io.err(String((error as Error)?.stack ?? error));
+    if (debug && !failure.expected && !(error instanceof CommandError))
+      io.err(String((error as Error)?.stack ?? error));
     return failure.exitCode;
   } finally {
     await (ctx as AppContext | null)?.db.close();
@@ -219,7 +235,10 @@ if (invokedDirectly || process.env.SVC_CLI_ENTRY === '1') {
   // The cache is NODE_COMPILE_CACHE's directory if set, else <tmp>/node-compile-cache; Node checks
   // each entry against its source and Node version, and NODE_DISABLE_COMPILE_CACHE=1 turns it off.
   enableCompileCache();
-  const io: CliIo = { out: (text) => process.stdout.write(text + '\n'), err: (text) => process.stderr.write(text + '\n') };
+  const io: CliIo = {
+    out: (text) => process.stdout.write(text + '\n'),
+    err: (text) => process.stderr.write(text + '\n'),
+  };
   void runCli(process.argv.slice(2), process.env, io).then((code) => {
     process.exitCode = code;
   });

@@ -8,7 +8,10 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-export async function serve(ctx: AppContext, options: { worker: boolean; print?: (line: string) => void }): Promise<Running> {
+export async function serve(
+  ctx: AppContext,
+  options: { worker: boolean; print?: (line: string) => void },
+): Promise<Running> {
   const { config } = ctx;
   let app: Awaited<ReturnType<typeof buildApp>> | null = null;
   try {
@@ -49,6 +52,9 @@ export async function serve(ctx: AppContext, options: { worker: boolean; print?:
 }
 
 async function startInProcessWorker(ctx: AppContext) {
-  const [{ WORKER_TASKS }, { startWorker }] = await Promise.all([import('./worker-tasks.ts'), import('./worker/worker.ts')]);
+  const [{ WORKER_TASKS }, { startWorker }] = await Promise.all([
+    import('./worker-tasks.ts'),
+    import('./worker/worker.ts'),
+  ]);
   return startWorker(ctx, WORKER_TASKS);
 }

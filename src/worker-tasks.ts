@@ -10,4 +10,12 @@ import { webhookDeliveryTask } from './webhooks/delivery-worker.ts';
 import { webhookLogPurgeTask } from './webhooks/log-purge.ts';
 import type { WorkerTask } from './worker/worker.ts';
 
-export const WORKER_TASKS: WorkerTask[] = [mailWorkerTask, webhookDeliveryTask(), webhookLogPurgeTask, idempotencyPurgeTask, accountsPurgeTask, oauthPurgeTask, auditPurgeTask];
+export const WORKER_TASKS: WorkerTask[] = [
+  mailWorkerTask,
+  webhookDeliveryTask(),
+  webhookLogPurgeTask,
+  idempotencyPurgeTask,
+  accountsPurgeTask,
+  oauthPurgeTask,
+  auditPurgeTask,
+];

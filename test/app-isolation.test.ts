@@ -37,9 +37,17 @@ describe('two apps in one process share no state', () => {
     await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
     const port = (smtp.server.address() as { port: number }).port;
     // a: behind a trusted proxy, the development file transport, one extra scope.
-    a = await startApp({ SERVICE_TRUSTED_PROXIES: '127.0.0.1', SERVICE_THROTTLE_ANON: '10/hour', SERVICE_EXTRA_SCOPES: 'read:alpha' });
+    a = await startApp({
+      SERVICE_TRUSTED_PROXIES: '127.0.0.1',
+      SERVICE_THROTTLE_ANON: '10/hour',
+      SERVICE_EXTRA_SCOPES: 'read:alpha',
+    });
     // b: no trusted proxy, SMTP, another extra scope.
-    b = await startApp({ SERVICE_THROTTLE_ANON: '10/hour', SERVICE_EXTRA_SCOPES: 'read:beta', SERVICE_EMAIL_URL: `smtp://127.0.0.1:${port}` });
+    b = await startApp({
+      SERVICE_THROTTLE_ANON: '10/hour',
+      SERVICE_EXTRA_SCOPES: 'read:beta',
+      SERVICE_EMAIL_URL: `smtp://127.0.0.1:${port}`,
+    });
   });
   after(async () => {
     await Promise.all([a?.close(), b?.close()]);
@@ -48,7 +56,11 @@ describe('two apps in one process share no state', () => {
 
   /** X-RateLimit-Remaining of an anonymous API call from the (injected) peer 127.0.0.1 forwarding for `client`. */
   async function remainingFor(t: TestApp, client: string): Promise<number> {
-    const res = await t.inject({ url: '/api/v1/me/', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': client } });
+    const res = await t.inject({
+      url: '/api/v1/me/',
+      remoteAddress: '127.0.0.1',
+      headers: { 'x-forwarded-for': client },
+    });
     assert.equal(res.statusCode, 401);
     return Number(res.headers['x-ratelimit-remaining']);
   }
@@ -70,7 +82,11 @@ describe('two apps in one process share no state', () => {
     // The same user id in both databases, so only the signing key can tell the tokens apart.
     assert.equal(userA.id, userB.id);
     const issue = async (t: TestApp, email: string) => {
-      const res = await t.inject({ method: 'POST', url: '/api/auth/token/', payload: { email, password: TEST_PASSWORD } });
+      const res = await t.inject({
+        method: 'POST',
+        url: '/api/auth/token/',
+        payload: { email, password: TEST_PASSWORD },
+      });
       assert.equal(res.statusCode, 200, res.body);
       return res.json().access as string;
     };
@@ -83,7 +99,8 @@ describe('two apps in one process share no state', () => {
     assert.equal(refused.statusCode, 401);
     assert.equal(refused.json().detail, 'Invalid, expired or revoked token.');
     assert.equal((await a.inject({ url: '/api/v1/me/', headers: bearer(tokenB) })).statusCode, 401);
-    const kids = async (t: TestApp) => ((await t.inject({ url: '/.well-known/jwks.json' })).json().keys as { kid: string }[]).map((key) => key.kid);
+    const kids = async (t: TestApp) =>
+      ((await t.inject({ url: '/.well-known/jwks.json' })).json().keys as { kid: string }[]).map((key) => key.kid);
     const [kidsA, kidsB] = [await kids(a), await kids(b)];
     assert.equal(kidsA.length, 1);
     assert.equal(kidsB.length, 1);
@@ -91,16 +108,18 @@ describe('two apps in one process share no state', () => {
   });
 
   it('each app builds its own OAuth server from its own settings', async () => {
-    const scopes = async (t: TestApp) => (await t.inject({ url: '/.well-known/oauth-authorization-server' })).json().scopes_supported as string[];
+    const scopes = async (t: TestApp) =>
+      (await t.inject({ url: '/.well-known/oauth-authorization-server' })).json().scopes_supported as string[];
     const [scopesA, scopesB] = [await scopes(a), await scopes(b)];
     assert.ok(scopesA.includes('read:alpha') && !scopesA.includes('read:beta'), scopesA.join(' '));
     assert.ok(scopesB.includes('read:beta') && !scopesB.includes('read:alpha'), scopesB.join(' '));
     assert.notEqual(a.ctx.oauth, b.ctx.oauth);
   });
 
-  it("each app sends mail through its own transport and logs it with its own logger", async () => {
+  it('each app sends mail through its own transport and logs it with its own logger', async () => {
     const logged: { app: string; msg: string; to?: string[] }[] = [];
-    const recorder = (app: string) => pino({ level: 'info' }, { write: (line: string) => void logged.push({ app, ...JSON.parse(line) }) });
+    const recorder = (app: string) =>
+      pino({ level: 'info' }, { write: (line: string) => void logged.push({ app, ...JSON.parse(line) }) });
     useMailLogger(a.ctx, recorder('a'));
     useMailLogger(b.ctx, recorder('b'));
     await queueMail(a.ctx, a.ctx.db.kysely, { to: 'to-a@example.com', subject: 'From a', text: 'a' });
@@ -109,7 +128,10 @@ describe('two apps in one process share no state', () => {
     assert.equal(await sendQueuedMail(b.ctx), 1);
     assert.equal(await sendQueuedMail(a.ctx), 1);
     assert.deepEqual(received, ['to-b@example.com']);
-    assert.deepEqual(readMailbox(a.env.SERVICE_DATA_DIR).map((mail) => mail.headers.get('subject')), ['From a']);
+    assert.deepEqual(
+      readMailbox(a.env.SERVICE_DATA_DIR).map((mail) => mail.headers.get('subject')),
+      ['From a'],
+    );
     assert.deepEqual(readMailbox(b.env.SERVICE_DATA_DIR), []);
     assert.deepEqual(
       logged.map(({ app, msg }) => `${app}: ${msg}`),
@@ -117,7 +139,7 @@ describe('two apps in one process share no state', () => {
     );
   });
 
-  it("each app has its own SNS intake network settings and schema compilations", () => {
+  it('each app has its own SNS intake network settings and schema compilations', () => {
     intakeNetwork(a.ctx).timeoutMs = 1;
     assert.equal(intakeNetwork(b.ctx).timeoutMs, 10_000);
     assert.ok(compileDeferredSchemas(a.app) > 20);

@@ -38,13 +38,21 @@ describe('loadConfig', () => {
   it('DATABASE_URL: SQLite file, in-memory SQLite, PostgreSQL', () => {
     const dir = path.resolve('/tmp/somewhere');
     assert.equal(loadConfig({ SERVICE_DATA_DIR: dir }).databaseUrl, `sqlite:${dir}/service.sqlite3`);
-    for (const url of ['sqlite:/var/lib/svc/db.sqlite3', 'sqlite::memory:', 'postgres://u:p@db:5432/svc', 'postgresql://db/svc']) {
+    for (const url of [
+      'sqlite:/var/lib/svc/db.sqlite3',
+      'sqlite::memory:',
+      'postgres://u:p@db:5432/svc',
+      'postgresql://db/svc',
+    ]) {
       assert.equal(loadConfig({ DATABASE_URL: url }).databaseUrl, url);
     }
   });
 
   it('production: SECRET_KEY required; docs off and all interfaces by default', () => {
-    assert.throws(() => loadConfig({ NODE_ENV: 'production' }), (error: Error) => error instanceof ConfigError && /SECRET_KEY/.test(error.message));
+    assert.throws(
+      () => loadConfig({ NODE_ENV: 'production' }),
+      (error: Error) => error instanceof ConfigError && /SECRET_KEY/.test(error.message),
+    );
     const config = loadConfig({ NODE_ENV: 'production', SECRET_KEY: 'k'.repeat(40) });
     assert.equal(config.secretKey, 'k'.repeat(40));
     assert.equal(config.apiDocsPublic, false);
@@ -60,12 +68,18 @@ describe('loadConfig', () => {
   });
 
   it('booleans accept true/false, 1/0, yes/no, on/off', () => {
-    for (const yes of ['true', 'TRUE', '1', 'yes', 'on']) assert.equal(loadConfig({ SERVICE_PAT_EMPTY_SCOPES_FULL_ACCESS: yes }).patEmptyScopesFullAccess, true);
-    for (const no of ['false', 'False', '0', 'no', 'off']) assert.equal(loadConfig({ SERVICE_PAT_EMPTY_SCOPES_FULL_ACCESS: no }).patEmptyScopesFullAccess, false);
+    for (const yes of ['true', 'TRUE', '1', 'yes', 'on'])
+      assert.equal(loadConfig({ SERVICE_PAT_EMPTY_SCOPES_FULL_ACCESS: yes }).patEmptyScopesFullAccess, true);
+    for (const no of ['false', 'False', '0', 'no', 'off'])
+      assert.equal(loadConfig({ SERVICE_PAT_EMPTY_SCOPES_FULL_ACCESS: no }).patEmptyScopesFullAccess, false);
   });
 
   it('SERVICE_EXTRA_SCOPES splits on spaces and commas', () => {
-    assert.deepEqual(loadConfig({ SERVICE_EXTRA_SCOPES: 'read:reports, write:reports  billing' }).extraScopes, ['read:reports', 'write:reports', 'billing']);
+    assert.deepEqual(loadConfig({ SERVICE_EXTRA_SCOPES: 'read:reports, write:reports  billing' }).extraScopes, [
+      'read:reports',
+      'write:reports',
+      'billing',
+    ]);
   });
 
   const invalid: [string, string][] = [
@@ -112,17 +126,30 @@ describe('loadConfig', () => {
   }
 
   it('OAuth token lifetimes and the CLI client: defaults, and a refresh token must outlive its access token', () => {
-    assert.deepEqual(loadConfig({}).oauth, { accessTokenTtlSeconds: 3600, refreshTokenTtlSeconds: 30 * 86400, cliClientEnabled: true });
-    const short = loadConfig({ SERVICE_OAUTH_ACCESS_TTL_SECONDS: '2', SERVICE_OAUTH_REFRESH_TTL_SECONDS: '600', SERVICE_OAUTH_CLI_CLIENT_ENABLED: 'false' }).oauth;
+    assert.deepEqual(loadConfig({}).oauth, {
+      accessTokenTtlSeconds: 3600,
+      refreshTokenTtlSeconds: 30 * 86400,
+      cliClientEnabled: true,
+    });
+    const short = loadConfig({
+      SERVICE_OAUTH_ACCESS_TTL_SECONDS: '2',
+      SERVICE_OAUTH_REFRESH_TTL_SECONDS: '600',
+      SERVICE_OAUTH_CLI_CLIENT_ENABLED: 'false',
+    }).oauth;
     assert.deepEqual(short, { accessTokenTtlSeconds: 2, refreshTokenTtlSeconds: 600, cliClientEnabled: false });
     assert.throws(
       () => loadConfig({ SERVICE_OAUTH_ACCESS_TTL_SECONDS: '7200', SERVICE_OAUTH_REFRESH_TTL_SECONDS: '3600' }),
-      (error: Error) => error instanceof ConfigError && /SERVICE_OAUTH_REFRESH_TTL_SECONDS \(3600\) must exceed SERVICE_OAUTH_ACCESS_TTL_SECONDS/.test(error.message),
+      (error: Error) =>
+        error instanceof ConfigError &&
+        /SERVICE_OAUTH_REFRESH_TTL_SECONDS \(3600\) must exceed SERVICE_OAUTH_ACCESS_TTL_SECONDS/.test(error.message),
     );
   });
 
   it('an invalid DATABASE_URL message does not echo its password', () => {
-    assert.throws(() => loadConfig({ DATABASE_URL: 'mysql://root:hunter2@db/svc' }), (error: Error) => !error.message.includes('hunter2'));
+    assert.throws(
+      () => loadConfig({ DATABASE_URL: 'mysql://root:hunter2@db/svc' }),
+      (error: Error) => !error.message.includes('hunter2'),
+    );
   });
 });
 
@@ -141,10 +168,14 @@ describe('the process refuses bad settings', () => {
     }
   });
 
-  it('a bad value stops `svc serve` with exit 1 and the variable\'s name', async () => {
+  it("a bad value stops `svc serve` with exit 1 and the variable's name", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-badcfg-'));
     try {
-      const result = await svc({ NODE_ENV: 'test', SERVICE_DATA_DIR: dir, PORT: '0', SERVICE_PAT_EMPTY_SCOPES_FULL_ACCESS: 'perhaps' }, ['serve'], 30_000);
+      const result = await svc(
+        { NODE_ENV: 'test', SERVICE_DATA_DIR: dir, PORT: '0', SERVICE_PAT_EMPTY_SCOPES_FULL_ACCESS: 'perhaps' },
+        ['serve'],
+        30_000,
+      );
       assert.equal(result.code, 1);
       assert.match(result.stderr, /^svc: configuration error: SERVICE_PAT_EMPTY_SCOPES_FULL_ACCESS/);
     } finally {
@@ -159,7 +190,10 @@ describe('README', () => {
     assert.ok(files.length >= 2, `config files: ${files.join(', ')}`);
     const source = files.map((name) => fs.readFileSync(path.join(ROOT, 'src', name), 'utf8')).join('\n');
     const names = [...new Set([...source.matchAll(/['"`]([A-Z][A-Z0-9_]{2,})['"`]/g)].map((m) => m[1]))];
-    assert.ok(names.includes('DATABASE_URL') && names.includes('SECRET_KEY') && names.length >= 10, `found ${names.join(', ')}`);
+    assert.ok(
+      names.includes('DATABASE_URL') && names.includes('SECRET_KEY') && names.length >= 10,
+      `found ${names.join(', ')}`,
+    );
     const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
     const rows = new Set([...readme.matchAll(/^\|\s*`([A-Z][A-Z0-9_]+)`\s*\|/gm)].map((m) => m[1]));
     const missing = names.filter((name) => !rows.has(name));

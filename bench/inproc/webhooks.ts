@@ -88,15 +88,33 @@ async function setup(): Promise<{ ctx: AppContext; teamId: string; secret: strin
   const ctx = createContext(loadConfig(process.env));
   await migrateToLatest(ctx.db);
   const url = `${config.receiverUrl}/hook`;
-  const existing = await ctx.db.kysely.selectFrom('webhook_subscriptions').select(['team_id']).where('url', '=', url).executeTakeFirst();
+  const existing = await ctx.db.kysely
+    .selectFrom('webhook_subscriptions')
+    .select(['team_id'])
+    .where('url', '=', url)
+    .executeTakeFirst();
   if (existing) return { ctx, teamId: existing.team_id, secret: null };
-  const ownerId = await createUser(ctx.db.kysely, { email: `bench-owner-${randomUUID()}@example.com`, password: 'bench password that is long enough', verified: true });
+  const ownerId = await createUser(ctx.db.kysely, {
+    email: `bench-owner-${randomUUID()}@example.com`,
+    password: 'bench password that is long enough',
+    verified: true,
+  });
   const team = await createTeam(ctx.db.kysely, { name: 'Bench team', ownerId }, cliActor('bench'));
-  const { secret } = await createSubscription(ctx, new AddressGuard(ctx.config.webhooks), team.id, { url, events: ['*'] }, cliActor('bench'));
+  const { secret } = await createSubscription(
+    ctx,
+    new AddressGuard(ctx.config.webhooks),
+    team.id,
+    { url, events: ['*'] },
+    cliActor('bench'),
+  );
   return { ctx, teamId: team.id, secret };
 }
 
-const eventData = (i: number) => ({ user_id: 1000 + (i % 1000), email: `bench-${i % 1000}@example.com`, role: 'member' as const });
+const eventData = (i: number) => ({
+  user_id: 1000 + (i % 1000),
+  email: `bench-${i % 1000}@example.com`,
+  role: 'member' as const,
+});
 
 /** Emits one event of the bench team in `trx`, as business code does; returns its id. */
 async function emitOne(ctx: AppContext, trx: Executor, teamId: string, i: number): Promise<string> {
@@ -107,7 +125,7 @@ async function emitOne(ctx: AppContext, trx: Executor, teamId: string, i: number
 /** Dispatches `count` events in transactions of `perTransaction`, as business code would. */
 async function dispatchMany(ctx: AppContext, teamId: string, count: number, perTransaction = 500): Promise<string[]> {
   const ids: string[] = [];
-  for (let done = 0; done < count; ) {
+  for (let done = 0; done < count;) {
     const n = Math.min(perTransaction, count - done);
     await ctx.db.kysely.transaction().execute(async (trx) => {
       for (let i = 0; i < n; i++) ids.push(await emitOne(ctx, trx, teamId, done + i));
@@ -147,7 +165,13 @@ async function countRows(ctx: AppContext, statuses: string[]): Promise<number> {
 async function assertNoFailures(ctx: AppContext) {
   const failed = await countRows(ctx, ['failed', 'dead_letter']);
   if (failed > 0) {
-    const sample = await ctx.db.kysely.selectFrom('webhook_deliveries').select(['status', 'status_code', 'response_body']).where('status', '<>', 'success').where('status', '<>', 'pending').limit(3).execute();
+    const sample = await ctx.db.kysely
+      .selectFrom('webhook_deliveries')
+      .select(['status', 'status_code', 'response_body'])
+      .where('status', '<>', 'success')
+      .where('status', '<>', 'pending')
+      .limit(3)
+      .execute();
     throw new Error(`${failed} deliveries failed: ${JSON.stringify(sample)}`);
   }
 }
@@ -164,7 +188,10 @@ async function engine() {
     for (let attempt = 0; ; attempt++) {
       // Enough due rows that the worker never runs dry during the measurement (checked after). After
       // a dry try lastRate is a lower bound (the queue emptied early), hence the wider margin.
-      const wanted = Math.max(2000, Math.ceil(lastRate * (config.seconds + config.warmupSeconds) * 1.5 * (attempt ? 4 : 1)));
+      const wanted = Math.max(
+        2000,
+        Math.ceil(lastRate * (config.seconds + config.warmupSeconds) * 1.5 * (attempt ? 4 : 1)),
+      );
       const pending = await countRows(ctx, ['pending']);
       if (pending < wanted) await dispatchMany(ctx, teamId, wanted - pending);
       await settle(ctx);
@@ -193,7 +220,12 @@ async function engine() {
         throw new Error(`the queue ran dry at concurrency ${concurrency} in each of ${MAX_TRIES} tries`);
       }
       // CPU time of this process per delivery: steadier than the rate on a shared machine.
-      emit({ concurrency, rate, cpuUsPerDelivery: (used.user + used.system) / (after - before), otherCores: cpu.otherCores });
+      emit({
+        concurrency,
+        rate,
+        cpuUsPerDelivery: (used.user + used.system) / (after - before),
+        otherCores: cpu.otherCores,
+      });
       break;
     }
   }
@@ -204,7 +236,14 @@ async function engine() {
 function rawPoster() {
   const secret = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64');
   const key = hmacKey(secret);
-  const payload = JSON.stringify({ id: `evt_${randomUUID()}`, type: EVENT_TYPE, api_version: 'v1', created_at: new Date().toISOString(), team_id: randomUUID(), data: eventData(1) });
+  const payload = JSON.stringify({
+    id: `evt_${randomUUID()}`,
+    type: EVENT_TYPE,
+    api_version: 'v1',
+    created_at: new Date().toISOString(),
+    team_id: randomUUID(),
+    data: eventData(1),
+  });
   const url = `${config.receiverUrl}/hook`;
   return async (agent: Agent, signed: boolean) => {
     const headers: Record<string, string> = {
@@ -280,7 +319,11 @@ interface SigningWindow {
  * measured one after the other differ by more than signing costs). `setSigned` switches the sender,
  * `count` says how many deliveries have arrived, `between` runs outside the windows (refills).
  */
-async function alternate(setSigned: (signed: boolean) => void | Promise<void>, count: () => Promise<number>, between: (windows: SigningWindow[]) => Promise<void>): Promise<SigningWindow[]> {
+async function alternate(
+  setSigned: (signed: boolean) => void | Promise<void>,
+  count: () => Promise<number>,
+  between: (windows: SigningWindow[]) => Promise<void>,
+): Promise<SigningWindow[]> {
   const windows: SigningWindow[] = [];
   for (let i = 0; i < 2 * config.pairs!; i++) {
     if (i % 2 === 0) await between(windows);
@@ -315,12 +358,20 @@ function emitSigning(concurrency: number, windows: SigningWindow[], otherCores: 
     const signed = { cpu: s.cpuUs / s.n, time: s.ms / s.n };
     const unsigned = { cpu: u.cpuUs / u.n, time: u.ms / u.n };
     if (!doubled) return { signed, unsigned };
-    return { signed: unsigned, unsigned: { cpu: 2 * unsigned.cpu - signed.cpu, time: 2 * unsigned.time - signed.time } };
+    return {
+      signed: unsigned,
+      unsigned: { cpu: 2 * unsigned.cpu - signed.cpu, time: 2 * unsigned.time - signed.time },
+    };
   };
   const pairs = Array.from({ length: config.pairs! }, (_, p) => costs(windows[2 * p], windows[2 * p + 1]));
   const total = (signed: boolean): SigningWindow => {
     const chosen = windows.filter((w) => w.signed === signed);
-    return { signed, n: chosen.reduce((t, w) => t + w.n, 0), ms: chosen.reduce((t, w) => t + w.ms, 0), cpuUs: chosen.reduce((t, w) => t + w.cpuUs, 0) };
+    return {
+      signed,
+      n: chosen.reduce((t, w) => t + w.n, 0),
+      ms: chosen.reduce((t, w) => t + w.ms, 0),
+      cpuUs: chosen.reduce((t, w) => t + w.cpuUs, 0),
+    };
   };
   const all = costs(total(true), total(false));
   emit({
@@ -329,8 +380,14 @@ function emitSigning(concurrency: number, windows: SigningWindow[], otherCores: 
     unsignedRate: 1000 / all.unsigned.time,
     signedCpuUs: all.signed.cpu,
     unsignedCpuUs: all.unsigned.cpu,
-    rateRatio: percentile(pairs.map((p) => p.unsigned.time / p.signed.time), 50),
-    cpuRatio: percentile(pairs.map((p) => p.unsigned.cpu / p.signed.cpu), 50),
+    rateRatio: percentile(
+      pairs.map((p) => p.unsigned.time / p.signed.time),
+      50,
+    ),
+    cpuRatio: percentile(
+      pairs.map((p) => p.unsigned.cpu / p.signed.cpu),
+      50,
+    ),
     otherCores,
   });
 }
@@ -342,7 +399,11 @@ async function signingRaw() {
   const loops = rawLoops(concurrency, () => signed);
   await sleep(config.warmupSeconds * 1000);
   const probe = new CpuProbe(config.serverPids ?? []).start();
-  const windows = await alternate((mode) => void (signed = mode), async () => loops.completed(), async () => {});
+  const windows = await alternate(
+    (mode) => void (signed = mode),
+    async () => loops.completed(),
+    async () => {},
+  );
   const cpu = probe.stop();
   await loops.stop();
   emitSigning(concurrency, windows, cpu.otherCores, false);
@@ -361,7 +422,11 @@ async function signing() {
   const { ctx, teamId } = await setup();
   const concurrency = config.concurrencies![0];
   ctx.config.webhooks.concurrency = concurrency;
-  const subscription = await ctx.db.kysely.selectFrom('webhook_subscriptions').selectAll().where('team_id', '=', teamId).executeTakeFirstOrThrow();
+  const subscription = await ctx.db.kysely
+    .selectFrom('webhook_subscriptions')
+    .selectAll()
+    .where('team_id', '=', teamId)
+    .executeTakeFirstOrThrow();
   const signTwice = async (twice: boolean) => {
     ctx.config.webhooks.secretOverlapHours = twice ? 1 : 0;
     await rotateSecret(ctx, subscription, SYSTEM_ACTOR);
@@ -428,13 +493,18 @@ async function paced(ctx: AppContext, teamId: string, rate: number, seconds: num
 }
 
 /** Waits until the receiver has every event; returns per-event latency (ms) from commit to arrival. */
-async function arrivals(committed: Map<string, number>, timeoutMs: number): Promise<{ latencies: number[]; lastArrival: number }> {
+async function arrivals(
+  committed: Map<string, number>,
+  timeoutMs: number,
+): Promise<{ latencies: number[]; lastArrival: number }> {
   const seen = new Map<string, number>();
   const deadline = Date.now() + timeoutMs;
   while (seen.size < committed.size) {
-    for (const [id, at] of Object.entries((await receiver('/__events')) as Record<string, number>)) if (committed.has(id)) seen.set(id, at);
+    for (const [id, at] of Object.entries((await receiver('/__events')) as Record<string, number>))
+      if (committed.has(id)) seen.set(id, at);
     if (seen.size >= committed.size) break;
-    if (Date.now() > deadline) throw new Error(`only ${seen.size} of ${committed.size} events arrived within ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`only ${seen.size} of ${committed.size} events arrived within ${timeoutMs} ms`);
     await sleep(20);
   }
   const latencies = [...committed].map(([id, at]) => seen.get(id)! - at);
@@ -493,7 +563,13 @@ async function burst() {
   await assertNoFailures(ctx);
   const attempted = await countRows(ctx, ['success']);
   const [cold, measured] = [runs[0], runs[BURSTS - 1]];
-  emit({ ...measured, successRows: attempted, coldCompletedMs: cold.completedMs, coldDispatchedMs: cold.dispatchedMs, coldCpuTotalMs: cold.cpuTotalMs });
+  emit({
+    ...measured,
+    successRows: attempted,
+    coldCompletedMs: cold.completedMs,
+    coldDispatchedMs: cold.dispatchedMs,
+    coldCpuTotalMs: cold.cpuTotalMs,
+  });
   await ctx.db.close();
 }
 
@@ -519,7 +595,15 @@ async function oneBurst(ctx: AppContext, teamId: string, profile: boolean) {
   // This process's CPU (event loop and its threads: SQLite checkpoints) until the last arrival was seen.
   const cpuTotalMs = cpuMs(process.cpuUsage(cpu0));
   const cpu = probe.stop();
-  return { events: committed.size, dispatchedMs, deliveredWhileDispatching, cpuAtDispatchedMs, cpuTotalMs, completedMs: lastArrival - t0, otherCores: cpu.otherCores };
+  return {
+    events: committed.size,
+    dispatchedMs,
+    deliveredWhileDispatching,
+    cpuAtDispatchedMs,
+    cpuTotalMs,
+    completedMs: lastArrival - t0,
+    otherCores: cpu.otherCores,
+  };
 }
 
 try {

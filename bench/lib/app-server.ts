@@ -14,7 +14,11 @@ export interface AppServer extends Started {
 }
 
 /** The environment of every service process of the benchmark (server, worker, seeding). */
-export function serviceEnv(dataDir: string, databaseUrl: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+export function serviceEnv(
+  dataDir: string,
+  databaseUrl: string,
+  extra: Record<string, string> = {},
+): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -32,9 +36,19 @@ export function serviceEnv(dataDir: string, databaseUrl: string, extra: Record<s
 
 /** Seeds users and PATs with bench/seed.ts (the service's own functions); writes the raw tokens to `tokensFile`. */
 export function seedTokens(dataDir: string, databaseUrl: string, tokensFile: string) {
-  run(NODE, ['--disable-warning=ExperimentalWarning', path.join(ROOT, 'bench/seed.ts'), tokensFile, String(SEED_USERS), String(SEED_TOKENS_PER_USER)], {
-    env: serviceEnv(dataDir, databaseUrl),
-  });
+  run(
+    NODE,
+    [
+      '--disable-warning=ExperimentalWarning',
+      path.join(ROOT, 'bench/seed.ts'),
+      tokensFile,
+      String(SEED_USERS),
+      String(SEED_TOKENS_PER_USER),
+    ],
+    {
+      env: serviceEnv(dataDir, databaseUrl),
+    },
+  );
 }
 
 export async function startAppServer(options: {
@@ -48,7 +62,11 @@ export async function startAppServer(options: {
   main?: string;
 }): Promise<AppServer> {
   const port = await freePort();
-  const env = serviceEnv(options.dataDir, options.databaseUrl, { PORT: String(port), BASE_URL: `http://127.0.0.1:${port}`, ...options.env });
+  const env = serviceEnv(options.dataDir, options.databaseUrl, {
+    PORT: String(port),
+    BASE_URL: `http://127.0.0.1:${port}`,
+    ...options.env,
+  });
   const started = await startProcess({
     name: options.name,
     command: NODE,
@@ -63,7 +81,12 @@ export async function startAppServer(options: {
   return { ...started, url: `http://127.0.0.1:${port}` };
 }
 
-export async function startBare(options: { name: string; dir: string; cpu: number; env?: Record<string, string> }): Promise<AppServer> {
+export async function startBare(options: {
+  name: string;
+  dir: string;
+  cpu: number;
+  env?: Record<string, string>;
+}): Promise<AppServer> {
   const port = await freePort();
   const started = await startProcess({
     name: options.name,

@@ -78,7 +78,9 @@ export async function startProcess(options: StartOptions): Promise<Started> {
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`${options.name} exited during start (${child.exitCode ?? child.signalCode}); log ${options.logFile}:\n${tail(options.logFile)}`);
+      throw new Error(
+        `${options.name} exited during start (${child.exitCode ?? child.signalCode}); log ${options.logFile}:\n${tail(options.logFile)}`,
+      );
     }
     if (await options.ready(fs.readFileSync(options.logFile, 'utf8'))) break;
     if (Date.now() > deadline) {
@@ -126,20 +128,35 @@ export function tempDir(prefix: string): string {
 }
 
 /** Runs a command to completion; throws with its output when it fails. */
-export function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; user?: string } = {}): string {
+export function run(
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; user?: string } = {},
+): string {
   if (options.user) {
     args = ['-u', options.user, '--', command, ...args];
     command = 'runuser';
   }
-  const result = spawnSync(command, args, { env: options.env ?? process.env, cwd: options.cwd, encoding: 'utf8', maxBuffer: 64 << 20 });
+  const result = spawnSync(command, args, {
+    env: options.env ?? process.env,
+    cwd: options.cwd,
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
   if (result.status !== 0) {
-    throw new Error(`${command} ${args.join(' ')} failed (${result.status ?? result.signal}):\n${result.stdout}\n${result.stderr}`);
+    throw new Error(
+      `${command} ${args.join(' ')} failed (${result.status ?? result.signal}):\n${result.stdout}\n${result.stderr}`,
+    );
   }
   return result.stdout;
 }
 
 /** Runs a command asynchronously (so the harness keeps sampling) and returns its stdout. */
-export function runAsync(command: string, args: string[], options: { env?: NodeJS.ProcessEnv } = {}): Promise<{ stdout: string; stderr: string; code: number | null }> {
+export function runAsync(
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv } = {},
+): Promise<{ stdout: string; stderr: string; code: number | null }> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
     started.add(child);

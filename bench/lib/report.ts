@@ -34,7 +34,19 @@ export interface Metric {
 }
 
 export function notAvailable(id: string, label: string, why: string, target?: Target): Metric {
-  return { id, label, value: null, unit: '', baseline: null, ratio: null, rounds: 0, dropped: 0, target, verdict: 'n/a', note: `n/a (${why})` };
+  return {
+    id,
+    label,
+    value: null,
+    unit: '',
+    baseline: null,
+    ratio: null,
+    rounds: 0,
+    dropped: 0,
+    target,
+    verdict: 'n/a',
+    note: `n/a (${why})`,
+  };
 }
 
 export function judge(metric: Metric): Metric {
@@ -44,7 +56,8 @@ export function judge(metric: Metric): Metric {
   const x = t.on === 'ratio' ? metric.ratio : metric.value;
   if (x === null) return { ...metric, verdict: metric.rounds === 0 && metric.dropped > 0 ? 'contended' : 'n/a' };
   const meets = (bound: number) => (t.kind === 'min' ? x >= bound : x <= bound);
-  let verdict: Verdict = meets(t.aim) && metric.aimExtra !== false ? 'pass (aim)' : meets(t.must) ? 'pass (must)' : 'FAIL';
+  let verdict: Verdict =
+    meets(t.aim) && metric.aimExtra !== false ? 'pass (aim)' : meets(t.must) ? 'pass (must)' : 'FAIL';
   // Figures measured only in contended rounds are shown but not judged.
   if (metric.rounds === 0 && metric.dropped > 0) verdict = 'contended';
   return { ...metric, verdict };
@@ -53,7 +66,14 @@ export function judge(metric: Metric): Metric {
 function fmt(value: number | null | undefined, unit = ''): string {
   if (value === null || value === undefined) return '—';
   const abs = Math.abs(value);
-  const text = abs >= 1000 ? Math.round(value).toLocaleString('en-US') : abs >= 100 ? value.toFixed(0) : abs >= 10 ? value.toFixed(1) : value.toFixed(2);
+  const text =
+    abs >= 1000
+      ? Math.round(value).toLocaleString('en-US')
+      : abs >= 100
+        ? value.toFixed(0)
+        : abs >= 10
+          ? value.toFixed(1)
+          : value.toFixed(2);
   return unit ? `${text} ${unit}` : text;
 }
 
@@ -63,11 +83,17 @@ export function markdownTable(metrics: Metric[]): string {
     '|---|---|---|---|---|---|---|---|',
   ];
   for (const m of metrics) {
-    const ratio = m.ratio === null ? '—' : `${m.ratio.toFixed(2)}${m.ratioRange ? ` (${m.ratioRange[0].toFixed(2)}–${m.ratioRange[1].toFixed(2)})` : ''}`;
+    const ratio =
+      m.ratio === null
+        ? '—'
+        : `${m.ratio.toFixed(2)}${m.ratioRange ? ` (${m.ratioRange[0].toFixed(2)}–${m.ratioRange[1].toFixed(2)})` : ''}`;
     const [must, aim] = m.target ? m.target.text.split(' / ') : ['', ''];
     const value = m.note && m.value === null ? m.note : fmt(m.value, m.unit);
-    const baseline = m.baseline === null ? '—' : `${fmt(m.baseline, m.unit)}${m.baselineLabel ? ` (${m.baselineLabel})` : ''}`;
-    rows.push(`| ${m.label} | ${value} | ${baseline} | ${ratio} | ${m.rounds}${m.dropped ? ` (${m.dropped})` : ''} | ${must ?? ''} | ${aim ?? ''} | ${m.verdict ?? ''} |`);
+    const baseline =
+      m.baseline === null ? '—' : `${fmt(m.baseline, m.unit)}${m.baselineLabel ? ` (${m.baselineLabel})` : ''}`;
+    rows.push(
+      `| ${m.label} | ${value} | ${baseline} | ${ratio} | ${m.rounds}${m.dropped ? ` (${m.dropped})` : ''} | ${must ?? ''} | ${aim ?? ''} | ${m.verdict ?? ''} |`,
+    );
   }
   return rows.join('\n');
 }

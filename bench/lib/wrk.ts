@@ -46,10 +46,22 @@ export async function wrk(options: WrkOptions): Promise<WrkResult> {
   };
   if (options.tokensFile) env.BENCH_TOKENS = options.tokensFile;
   if (options.bodiesFile) env.BENCH_BODIES = options.bodiesFile;
-  if (options.headers) env.BENCH_HEADERS = Object.entries(options.headers).map(([k, v]) => `${k}: ${v}`).join('|');
+  if (options.headers)
+    env.BENCH_HEADERS = Object.entries(options.headers)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('|');
   const args = [
-    '-c', String(CLIENT_CPU), 'wrk', '-t1', `-c${options.connections ?? CONNECTIONS}`, `-d${options.seconds}s`, '--timeout', '5s',
-    '-s', path.join(ROOT, 'bench/wrk/requests.lua'), `${url.origin}/`,
+    '-c',
+    String(CLIENT_CPU),
+    'wrk',
+    '-t1',
+    `-c${options.connections ?? CONNECTIONS}`,
+    `-d${options.seconds}s`,
+    '--timeout',
+    '5s',
+    '-s',
+    path.join(ROOT, 'bench/wrk/requests.lua'),
+    `${url.origin}/`,
   ];
   const probe = new CpuProbe(options.serverPids).start();
   const { stdout, stderr, code } = await runAsync('taskset', args, { env });
@@ -59,7 +71,9 @@ export async function wrk(options: WrkOptions): Promise<WrkResult> {
   const result = JSON.parse(line.slice('BENCH_RESULT '.length));
   const errors = Object.entries(result.errors as Record<string, number>).filter(([, n]) => n > 0);
   if (errors.length) {
-    throw new Error(`wrk against ${options.url}: ${errors.map(([k, n]) => `${n} ${k} errors`).join(', ')} in ${result.requests} requests\n${stdout}`);
+    throw new Error(
+      `wrk against ${options.url}: ${errors.map(([k, n]) => `${n} ${k} errors`).join(', ')} in ${result.requests} requests\n${stdout}`,
+    );
   }
   const seconds = result.duration_us / 1e6;
   return {

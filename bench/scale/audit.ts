@@ -34,7 +34,11 @@ function entries(s: SeedSql, rows: number, now: number, team: string, ago: strin
  * Live and expired entries of the background teams (after seed-rows.ts's teams). Returns how many
  * live entries (0 when this build has no audit log).
  */
-export async function seedAudit(db: Kysely<Database>, s: SeedSql, plan: { size: number; now: number; retentionDays: number }): Promise<number> {
+export async function seedAudit(
+  db: Kysely<Database>,
+  s: SeedSql,
+  plan: { size: number; now: number; retentionDays: number },
+): Promise<number> {
   if (!(await hasAuditLog(db, s.dialect))) return 0;
   const { size, now } = plan;
   const team = teamOfRow(s, `((i - 1) % ${size} + 1)`);
@@ -44,7 +48,13 @@ export async function seedAudit(db: Kysely<Database>, s: SeedSql, plan: { size: 
 }
 
 /** The hooks team's own log: one entry a second over the last AUDIT_LOG_ROWS seconds. */
-export async function seedAuditFixture(db: Kysely<Database>, s: SeedSql, teamId: string, callerId: number, now: number): Promise<void> {
+export async function seedAuditFixture(
+  db: Kysely<Database>,
+  s: SeedSql,
+  teamId: string,
+  callerId: number,
+  now: number,
+): Promise<void> {
   if (!(await hasAuditLog(db, s.dialect))) return;
   await sql.raw(entries(s, AUDIT_LOG_ROWS, now, `'${teamId}'`, 'i', String(callerId))).execute(db);
 }

@@ -45,15 +45,24 @@ async function suppression() {
     // A stride through the seeded addresses, so the lookups land all over the index.
     const suppressed = `suppressed-${((i * 7919) % n) + 1}@example.com`;
     const t0 = performance.now();
-    const [guarded] = await guardBatch(db, [{ to: [`fresh-${i}@example.com`, suppressed], cc: [], bcc: [`other-${i}@example.com`] }]);
+    const [guarded] = await guardBatch(db, [
+      { to: [`fresh-${i}@example.com`, suppressed], cc: [], bcc: [`other-${i}@example.com`] },
+    ]);
     latencies.push(performance.now() - t0);
     blocked += guarded.suppressed.length;
   }
   const cpu = process.cpuUsage(cpu0);
-  if (blocked !== latencies.length) throw new Error(`${latencies.length - blocked} suppressed addresses were not found suppressed`);
+  if (blocked !== latencies.length)
+    throw new Error(`${latencies.length - blocked} suppressed addresses were not found suppressed`);
   const seconds = latencies.reduce((a, b) => a + b, 0) / 1000;
   const cpuUsPerCheck = (cpu.user + cpu.system) / latencies.length;
-  emit({ checks: latencies.length, perSecond: latencies.length / seconds, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), cpuUsPerCheck });
+  emit({
+    checks: latencies.length,
+    perSecond: latencies.length / seconds,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    cpuUsPerCheck,
+  });
 }
 
 async function purge() {
@@ -62,13 +71,24 @@ async function purge() {
   const cpu0 = process.cpuUsage();
   const idempotency = await purgeExpiredIdempotencyKeys(db);
   const { deliveries, events } = await purgeDeliveryLogs(db, ctx.config.webhooks.logRetentionDays);
-  const audit = (await hasAuditLog(db, ctx.db.dialect)) ? await purgeAuditEntries(db, ctx.config.auditRetentionDays) : 0;
+  const audit = (await hasAuditLog(db, ctx.db.dialect))
+    ? await purgeAuditEntries(db, ctx.config.auditRetentionDays)
+    : 0;
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   const rows = idempotency + deliveries + events + audit;
   if (rows === 0) throw new Error('the purge found nothing expired: was the database seeded with expired rows?');
   // CPU per row: SQLite's work is in this process; on PostgreSQL most of it is the server's.
-  emit({ rows, seconds, perSecond: rows / seconds, cpuUsPerRow: (cpu.user + cpu.system) / rows, idempotency, deliveries, events, audit });
+  emit({
+    rows,
+    seconds,
+    perSecond: rows / seconds,
+    cpuUsPerRow: (cpu.user + cpu.system) / rows,
+    idempotency,
+    deliveries,
+    events,
+    audit,
+  });
 }
 
 /** Bytes of `table` with its indexes, and its row count. */
@@ -87,12 +107,27 @@ async function footprint(table: string): Promise<{ bytes: number; rows: number }
 async function sizes() {
   const database =
     ctx.db.dialect === 'postgres'
-      ? Number((await sql<{ bytes: number }>`select pg_database_size(current_database()) as bytes`.execute(db)).rows[0].bytes)
-      : Number((await sql<{ bytes: number }>`select page_count * page_size as bytes from pragma_page_count(), pragma_page_size()`.execute(db)).rows[0].bytes);
+      ? Number(
+          (await sql<{ bytes: number }>`select pg_database_size(current_database()) as bytes`.execute(db)).rows[0]
+            .bytes,
+        )
+      : Number(
+          (
+            await sql<{
+              bytes: number;
+            }>`select page_count * page_size as bytes from pragma_page_count(), pragma_page_size()`.execute(db)
+          ).rows[0].bytes,
+        );
   const deliveries = await footprint('webhook_deliveries');
   const audit = (await hasAuditLog(db, ctx.db.dialect)) ? await footprint(AUDIT_TABLE) : null;
   const perMillion = (f: { bytes: number; rows: number }) => (f.bytes / f.rows) * 1e6;
-  emit({ databaseBytes: database, deliveries, deliveriesBytesPerMillion: perMillion(deliveries), audit, auditBytesPerMillion: audit ? perMillion(audit) : null });
+  emit({
+    databaseBytes: database,
+    deliveries,
+    deliveriesBytesPerMillion: perMillion(deliveries),
+    audit,
+    auditBytesPerMillion: audit ? perMillion(audit) : null,
+  });
 }
 
 try {

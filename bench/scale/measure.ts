@@ -34,12 +34,26 @@ export interface SizeContext {
 export type Values = Record<string, number | null>;
 
 /** Runs a TypeScript child pinned to the server's CPU; returns its BENCH_RESULT lines. */
-export async function child(script: string, args: string[], env: NodeJS.ProcessEnv): Promise<Record<string, unknown>[]> {
-  const result = await runAsync('taskset', ['-c', String(SERVER_CPU), NODE, '--disable-warning=ExperimentalWarning', path.join(ROOT, script), ...args], {
-    env: { ...env, BENCH_ROOT_PID: String(process.pid) },
-  });
-  if (result.code !== 0) throw new Error(`${script} ${args.join(' ').slice(0, 200)} failed:\n${result.stderr.slice(-3000)}\n${result.stdout.slice(-1000)}`);
-  return result.stdout.split('\n').filter((l) => l.startsWith('BENCH_RESULT ')).map((l) => JSON.parse(l.slice(13)));
+export async function child(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<Record<string, unknown>[]> {
+  const result = await runAsync(
+    'taskset',
+    ['-c', String(SERVER_CPU), NODE, '--disable-warning=ExperimentalWarning', path.join(ROOT, script), ...args],
+    {
+      env: { ...env, BENCH_ROOT_PID: String(process.pid) },
+    },
+  );
+  if (result.code !== 0)
+    throw new Error(
+      `${script} ${args.join(' ').slice(0, 200)} failed:\n${result.stderr.slice(-3000)}\n${result.stdout.slice(-1000)}`,
+    );
+  return result.stdout
+    .split('\n')
+    .filter((l) => l.startsWith('BENCH_RESULT '))
+    .map((l) => JSON.parse(l.slice(13)));
 }
 
 /** The path and query of a page link (links are absolute, on BASE_URL). */
@@ -63,7 +77,13 @@ export async function measureSize(c: SizeContext): Promise<{ values: Values; det
   const oauth = path.join(c.dir, 'oauth.txt');
   fs.writeFileSync(pats, c.fixtures.pats.join('\n') + '\n');
   fs.writeFileSync(oauth, c.fixtures.oauth.join('\n') + '\n');
-  const server: AppServer = await startAppServer({ name: `scale-${c.size}`, dataDir: c.dir, databaseUrl: String(c.env.DATABASE_URL), cpu: SERVER_CPU, env: c.serverEnv });
+  const server: AppServer = await startAppServer({
+    name: `scale-${c.size}`,
+    dataDir: c.dir,
+    databaseUrl: String(c.env.DATABASE_URL),
+    cpu: SERVER_CPU,
+    env: c.serverEnv,
+  });
   try {
     const pids = [server.pid, ...c.servicePids];
     const members = `/api/v1/teams/${c.fixtures.bigTeamId}/members/`;
@@ -72,7 +92,8 @@ export async function measureSize(c: SizeContext): Promise<{ values: Values; det
     // The 1,000th page of each log: its cursor, from following the next links.
     const deep = async (first: string) => {
       let link = first;
-      for (let page = 1; page < DEEP_CURSOR_PAGE; page++) link = pathOf((await getJson(server.url + link, c.fixtures.caller)).next as string);
+      for (let page = 1; page < DEEP_CURSOR_PAGE; page++)
+        link = pathOf((await getJson(server.url + link, c.fixtures.caller)).next as string);
       return link;
     };
     const deepLog = await deep(log);
@@ -90,9 +111,13 @@ export async function measureSize(c: SizeContext): Promise<{ values: Values; det
       ...(deepAudit ? [['audit_first', audit, caller] as Target, ['audit_deep', deepAudit, caller] as Target] : []),
     ];
     for (const [id, target, auth] of targets) {
-      const token = 'tokensFile' in auth ? fs.readFileSync(auth.tokensFile, 'utf8').split('\n', 1)[0] : auth.headers.Authorization.slice(7);
+      const token =
+        'tokensFile' in auth
+          ? fs.readFileSync(auth.tokensFile, 'utf8').split('\n', 1)[0]
+          : auth.headers.Authorization.slice(7);
       await getJson(server.url + target, token); // preflight: 200, or the run stops here
-      const run = (seconds: number, delayMs = 0) => wrk({ url: server.url + target, seconds, serverPids: pids, delayMs, ...auth });
+      const run = (seconds: number, delayMs = 0) =>
+        wrk({ url: server.url + target, seconds, serverPids: pids, delayMs, ...auth });
       await run(c.warmupSeconds);
       const result = await run(c.seconds);
       // A window in which no request completed (the server starved by other load) measures nothing.
@@ -101,11 +126,14 @@ export async function measureSize(c: SizeContext): Promise<{ values: Values; det
       values[`${id}_p99`] = answered ? result.p99Ms : null;
       values[`${id}_cpu`] = answered ? result.cpuUsPerRequest : null;
       details[id] = summary(result);
-      c.plan.log(`${c.size}: ${id} ${Math.round(result.rps)}/s p99 ${result.p99Ms.toFixed(2)} ms, ${result.cpuUsPerRequest.toFixed(0)} µs CPU/request`);
+      c.plan.log(
+        `${c.size}: ${id} ${Math.round(result.rps)}/s p99 ${result.p99Ms.toFixed(2)} ms, ${result.cpuUsPerRequest.toFixed(0)} µs CPU/request`,
+      );
     }
 
     // The purge of the expired rows while /me (PAT) is served at ~10k req/s: p99 then and idle.
-    const paced = (seconds: number) => wrk({ url: `${server.url}/api/v1/me/`, seconds, serverPids: pids, tokensFile: pats, delayMs: PACED_DELAY_MS });
+    const paced = (seconds: number) =>
+      wrk({ url: `${server.url}/api/v1/me/`, seconds, serverPids: pids, tokensFile: pats, delayMs: PACED_DELAY_MS });
     await paced(c.warmupSeconds);
     const idle = await paced(c.seconds);
     const purging = child('bench/scale/inproc.ts', [JSON.stringify({ mode: 'purge', delayMs: 300 })], c.env);
@@ -116,23 +144,50 @@ export async function measureSize(c: SizeContext): Promise<{ values: Values; det
     values.purge_rate = purge.perSecond;
     if (c.env.DATABASE_URL?.startsWith('sqlite:')) values.purge_cpu = purge.cpuUsPerRow;
     details.purge = { ...purge, windowSeconds: c.seconds, idle: summary(idle), during: summary(during) };
-    c.plan.log(`${c.size}: purge ${purge.rows} rows in ${purge.seconds.toFixed(2)} s; /me paced p99 ${idle.p99Ms.toFixed(2)} ms idle, ${during.p99Ms.toFixed(2)} ms during`);
+    c.plan.log(
+      `${c.size}: purge ${purge.rows} rows in ${purge.seconds.toFixed(2)} s; /me paced p99 ${idle.p99Ms.toFixed(2)} ms idle, ${during.p99Ms.toFixed(2)} ms during`,
+    );
   } finally {
     await server.stop();
   }
 
   // Deliveries with the seeded log behind them: one worker's rate, and event → first attempt.
-  const hooksEnv = { ...c.env, SERVICE_WEBHOOKS_ENABLED: 'true', SERVICE_WEBHOOKS_ALLOWED_CIDRS: '127.0.0.1/32', NODE_EXTRA_CA_CERTS: c.receiver.caFile };
-  const base = { receiverUrl: c.receiver.url, caFile: c.receiver.caFile, seconds: c.seconds, warmupSeconds: c.warmupSeconds, serverPids: [c.receiver.pid, ...c.servicePids] };
-  const [engine] = await child('bench/inproc/webhooks.ts', [JSON.stringify({ ...base, mode: 'engine', concurrencies: [DELIVERY_CONCURRENCY] })], hooksEnv);
-  const [latency] = await child('bench/inproc/webhooks.ts', [JSON.stringify({ ...base, mode: 'latency', rates: [EVENT_RATE] })], hooksEnv);
+  const hooksEnv = {
+    ...c.env,
+    SERVICE_WEBHOOKS_ENABLED: 'true',
+    SERVICE_WEBHOOKS_ALLOWED_CIDRS: '127.0.0.1/32',
+    NODE_EXTRA_CA_CERTS: c.receiver.caFile,
+  };
+  const base = {
+    receiverUrl: c.receiver.url,
+    caFile: c.receiver.caFile,
+    seconds: c.seconds,
+    warmupSeconds: c.warmupSeconds,
+    serverPids: [c.receiver.pid, ...c.servicePids],
+  };
+  const [engine] = await child(
+    'bench/inproc/webhooks.ts',
+    [JSON.stringify({ ...base, mode: 'engine', concurrencies: [DELIVERY_CONCURRENCY] })],
+    hooksEnv,
+  );
+  const [latency] = await child(
+    'bench/inproc/webhooks.ts',
+    [JSON.stringify({ ...base, mode: 'latency', rates: [EVENT_RATE] })],
+    hooksEnv,
+  );
   values.deliveries_rate = engine.rate as number;
   values.deliveries_cpu = engine.cpuUsPerDelivery as number;
   values.first_attempt_p99 = latency.p99Ms as number;
   details.deliveries = { engine, latency };
-  c.plan.log(`${c.size}: ${Math.round(engine.rate as number)} deliveries/s at concurrency ${DELIVERY_CONCURRENCY}; event → first attempt p99 ${(latency.p99Ms as number).toFixed(2)} ms`);
+  c.plan.log(
+    `${c.size}: ${Math.round(engine.rate as number)} deliveries/s at concurrency ${DELIVERY_CONCURRENCY}; event → first attempt p99 ${(latency.p99Ms as number).toFixed(2)} ms`,
+  );
 
-  const [suppression] = await child('bench/scale/inproc.ts', [JSON.stringify({ mode: 'suppression', seconds: c.seconds, suppressed: c.size })], c.env);
+  const [suppression] = await child(
+    'bench/scale/inproc.ts',
+    [JSON.stringify({ mode: 'suppression', seconds: c.seconds, suppressed: c.size })],
+    c.env,
+  );
   values.suppression_rate = suppression.perSecond as number;
   values.suppression_p99 = suppression.p99Ms as number;
   values.suppression_cpu = suppression.cpuUsPerCheck as number;
@@ -141,5 +196,12 @@ export async function measureSize(c: SizeContext): Promise<{ values: Values; det
 }
 
 function summary(r: WrkResult) {
-  return { rps: Math.round(r.rps), p50Ms: r.p50Ms, p90Ms: r.p90Ms, p99Ms: r.p99Ms, cpuUsPerRequest: Math.round(r.cpuUsPerRequest), otherCores: Math.round(r.otherCores * 1000) / 1000 };
+  return {
+    rps: Math.round(r.rps),
+    p50Ms: r.p50Ms,
+    p90Ms: r.p90Ms,
+    p99Ms: r.p99Ms,
+    cpuUsPerRequest: Math.round(r.cpuUsPerRequest),
+    otherCores: Math.round(r.otherCores * 1000) / 1000,
+  };
 }

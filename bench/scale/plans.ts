@@ -60,7 +60,8 @@ function deepPage(name: string, first: string) {
     `${name}, page ${DEEP_CURSOR_PAGE} (cursor)`,
     () => get(link, fixtures.caller),
     async () => {
-      for (let page = 1; page < DEEP_CURSOR_PAGE; page++) link = pathOf((await get(link, fixtures.caller)).next as string);
+      for (let page = 1; page < DEEP_CURSOR_PAGE; page++)
+        link = pathOf((await get(link, fixtures.caller)).next as string);
     },
   ]);
 }
@@ -75,14 +76,37 @@ if (audit) {
 paths.push([
   'event → deliveries → claim → result',
   async () => {
-    await ctx.db.kysely.transaction().execute((trx) => ctx.events.emit(trx, { type: 'team.member.added', teamId: fixtures.hooksTeamId, data: { user_id: 1, email: 'x@example.com', role: 'member' } }));
+    await ctx.db.kysely.transaction().execute((trx) =>
+      ctx.events.emit(trx, {
+        type: 'team.member.added',
+        teamId: fixtures.hooksTeamId,
+        data: { user_id: 1, email: 'x@example.com', role: 'member' },
+      }),
+    );
     const claim = await claimDue(ctx.db, 32, 60);
     const attemptedAt = new Date().toISOString();
-    await writeResults(ctx, claim.rows.map((delivery) => ({ delivery, statusCode: 200, ok: true, responseBody: '', durationMs: 5, attemptedAt, attempted: true })));
+    await writeResults(
+      ctx,
+      claim.rows.map((delivery) => ({
+        delivery,
+        statusCode: 200,
+        ok: true,
+        responseBody: '',
+        durationMs: 5,
+        attemptedAt,
+        attempted: true,
+      })),
+    );
     if (claim.rows.length === 0) throw new Error('the emitted event made no due delivery (are webhooks enabled?)');
   },
 ]);
-paths.push(['pre-send suppression check', () => guardBatch(ctx.db.kysely, [{ to: ['suppressed-7@example.com', 'someone@example.com'], cc: [], bcc: ['other@example.com'] }])]);
+paths.push([
+  'pre-send suppression check',
+  () =>
+    guardBatch(ctx.db.kysely, [
+      { to: ['suppressed-7@example.com', 'someone@example.com'], cc: [], bcc: ['other@example.com'] },
+    ]),
+]);
 paths.push(['idempotency purge', () => purgeExpiredIdempotencyKeys(ctx.db.kysely)]);
 if (audit) paths.push(['audit log purge', () => purgeAuditEntries(ctx.db.kysely, ctx.config.auditRetentionDays)]);
 paths.push(['delivery log purge', () => purgeDeliveryLogs(ctx.db.kysely, ctx.config.webhooks.logRetentionDays)]);

@@ -54,11 +54,18 @@ export function scaleMetrics(figures: readonly Figure[], sizes: readonly number[
 }
 
 const fmt = (value: number | null | undefined) =>
-  value === null || value === undefined ? '—' : Math.abs(value) >= 100 ? Math.round(value).toLocaleString('en-US') : value.toFixed(2);
+  value === null || value === undefined
+    ? '—'
+    : Math.abs(value) >= 100
+      ? Math.round(value).toLocaleString('en-US')
+      : value.toFixed(2);
 
 /** | figure | unit | 1k value | 10k ratio | … | */
 export function ratioTable(figures: readonly Figure[], sizes: readonly number[], dialect: string): string {
-  const head = `| ${dialect} | unit | ${sizeLabel(sizes[0])} | ${sizes.slice(1).map((s) => `${sizeLabel(s)} ÷ ${sizeLabel(sizes[0])}`).join(' | ')} |`;
+  const head = `| ${dialect} | unit | ${sizeLabel(sizes[0])} | ${sizes
+    .slice(1)
+    .map((s) => `${sizeLabel(s)} ÷ ${sizeLabel(sizes[0])}`)
+    .join(' | ')} |`;
   const rows = [head, `|${'---|'.repeat(sizes.length + 2)}`];
   for (const figure of figures) {
     const ratios = sizes.slice(1).map((size) => {
@@ -70,7 +77,18 @@ export function ratioTable(figures: readonly Figure[], sizes: readonly number[],
   return rows.join('\n');
 }
 
-const PALETTE = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
+const PALETTE = [
+  '#1f77b4',
+  '#ff7f0e',
+  '#2ca02c',
+  '#d62728',
+  '#9467bd',
+  '#8c564b',
+  '#e377c2',
+  '#7f7f7f',
+  '#bcbd22',
+  '#17becf',
+];
 const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /**
@@ -80,7 +98,12 @@ const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;
  */
 export function ratioSvg(figures: readonly Figure[], sizes: readonly number[], title: string): string {
   const curves = figures
-    .map((figure) => ({ figure, points: sizes.map((size) => [size, costRatio(figure, sizes, size)] as const).filter((p): p is readonly [number, number] => p[1] !== null) }))
+    .map((figure) => ({
+      figure,
+      points: sizes
+        .map((size) => [size, costRatio(figure, sizes, size)] as const)
+        .filter((p): p is readonly [number, number] => p[1] !== null),
+    }))
     .filter((curve) => curve.points.length > 1);
   const width = 1060;
   const plot = { left: 60, top: 40, width: 520, height: 380 };
@@ -102,18 +125,30 @@ export function ratioSvg(figures: readonly Figure[], sizes: readonly number[], t
   }
   for (const tick of [0.5, 1, 1.1, 1.3, 2, 5, 10, 20, 50, 100].filter((t) => Math.log(t) <= yMax)) {
     const bound = tick === 1.1 ? 'aim' : tick === 1.3 ? 'must' : null;
-    out.push(`<line x1="${plot.left}" y1="${y(tick)}" x2="${plot.left + plot.width}" y2="${y(tick)}" stroke="${bound ? '#333' : '#ddd'}"${bound ? ' stroke-dasharray="2 3"' : ''}/>`);
+    out.push(
+      `<line x1="${plot.left}" y1="${y(tick)}" x2="${plot.left + plot.width}" y2="${y(tick)}" stroke="${bound ? '#333' : '#ddd'}"${bound ? ' stroke-dasharray="2 3"' : ''}/>`,
+    );
     out.push(`<text x="${plot.left - 6}" y="${y(tick) + 4}" text-anchor="end">${tick}×</text>`);
-    if (bound) out.push(`<text x="${plot.left + plot.width - 4}" y="${y(tick) - 3}" text-anchor="end" fill="#333">${bound}</text>`);
+    if (bound)
+      out.push(
+        `<text x="${plot.left + plot.width - 4}" y="${y(tick) - 3}" text-anchor="end" fill="#333">${bound}</text>`,
+      );
   }
-  out.push(`<text x="${plot.left + plot.width / 2}" y="${plot.top + plot.height + 36}" text-anchor="middle">rows of each kind</text>`);
-  out.push(`<text transform="translate(16 ${plot.top + plot.height / 2}) rotate(-90)" text-anchor="middle">cost ÷ cost at ${sizeLabel(sizes[0])}</text>`);
+  out.push(
+    `<text x="${plot.left + plot.width / 2}" y="${plot.top + plot.height + 36}" text-anchor="middle">rows of each kind</text>`,
+  );
+  out.push(
+    `<text transform="translate(16 ${plot.top + plot.height / 2}) rotate(-90)" text-anchor="middle">cost ÷ cost at ${sizeLabel(sizes[0])}</text>`,
+  );
   curves.forEach(({ figure, points }, i) => {
     const colour = PALETTE[i % PALETTE.length];
     const dash = ['', ' stroke-dasharray="5 3"', ' stroke-dasharray="1 3"'][Math.floor(i / PALETTE.length) % 3];
-    const path = points.map(([size, ratio], j) => `${j ? 'L' : 'M'}${x(size).toFixed(1)} ${y(ratio).toFixed(1)}`).join(' ');
+    const path = points
+      .map(([size, ratio], j) => `${j ? 'L' : 'M'}${x(size).toFixed(1)} ${y(ratio).toFixed(1)}`)
+      .join(' ');
     out.push(`<path d="${path}" fill="none" stroke="${colour}" stroke-width="2"${dash}/>`);
-    for (const [size, ratio] of points) out.push(`<circle cx="${x(size).toFixed(1)}" cy="${y(ratio).toFixed(1)}" r="2.5" fill="${colour}"/>`);
+    for (const [size, ratio] of points)
+      out.push(`<circle cx="${x(size).toFixed(1)}" cy="${y(ratio).toFixed(1)}" r="2.5" fill="${colour}"/>`);
     const ly = 52 + i * 18;
     out.push(`<line x1="600" y1="${ly - 4}" x2="630" y2="${ly - 4}" stroke="${colour}" stroke-width="2"${dash}/>`);
     out.push(`<text x="636" y="${ly}">${escape(`${figure.label} (${figure.unit})`)}</text>`);

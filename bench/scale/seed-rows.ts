@@ -74,49 +74,90 @@ export function backgroundStatements(s: SeedSql, plan: SeedPlan): [kind: string,
        'application/json; charset=utf-8', ${at(`86400 - (${expiresIn})`)}, ${at(`-(${expiresIn})`)}
      from ${s.series(rows)} as x`;
   return [
-    ['users', [
-      `insert into users (email, password_hash, first_name, last_name, display_name, email_verified_at, is_active, is_staff, created_at, updated_at)
+    [
+      'users',
+      [
+        `insert into users (email, password_hash, first_name, last_name, display_name, email_verified_at, is_active, is_staff, created_at, updated_at)
        select 'bg-user-' || ${t('i')} || '@example.com', '$argon2id$v=19$m=19456,t=2,p=1$' || ${s.randomHex(16)} || '$' || ${s.randomHex(32)},
          'Bg', 'User' || ${t('i')}, 'Bg User ' || ${t('i')}, ${at(liveAgo)}, 1, 0, ${at(liveAgo)}, ${at(liveAgo)}
        from ${s.series(n)} as x`,
-    ]],
-    ['personal access tokens', [
-      `insert into personal_access_tokens (user_id, name, token_hash, token_prefix, scopes, created_at)
+      ],
+    ],
+    [
+      'personal access tokens',
+      [
+        `insert into personal_access_tokens (user_id, name, token_hash, token_prefix, scopes, created_at)
        select ${user('i')}, 'background', ${s.randomHex(32)}, 'svc_bg' || ${s.hex('i', 6)}, '["read:profile"]', ${at(liveAgo)}
        from ${s.series(n)} as x`,
-    ]],
-    ['teams and memberships', [
-      `insert into teams (id, name, slug, is_active, created_at, updated_at)
+      ],
+    ],
+    [
+      'teams and memberships',
+      [
+        `insert into teams (id, name, slug, is_active, created_at, updated_at)
        select ${team('i')}, 'Background team ' || ${t('i')}, 'bg-team-' || ${t('i')}, 1, ${at(liveAgo)}, ${at(liveAgo)} from ${s.series(n)} as x`,
-      `insert into memberships (team_id, user_id, role, joined_at) select ${team('i')}, ${user('i')}, 'owner', ${at(liveAgo)} from ${s.series(n)} as x`,
-    ]],
-    ['OAuth grants and tokens', [
-      oauth('Grant', grant('i'), 14 * 86_400, `"openid":{"scope":""},"resources":{"http://127.0.0.1":"read:profile read:teams"}`),
-      oauth('AccessToken', s.randomHex(32), 3600, `"aud":"http://127.0.0.1","gty":"urn:ietf:params:oauth:grant-type:device_code","scope":"read:profile read:teams","expiresWithSession":false`),
-      oauth('RefreshToken', s.randomHex(32), 14 * 86_400, `"gty":"urn:ietf:params:oauth:grant-type:device_code","scope":"read:profile read:teams","rotations":0,"iiat":${now}`),
-    ]],
-    ['webhook deliveries', [
-      `insert into webhook_subscriptions (id, team_id, url, events, secret_encrypted, is_active, consecutive_failures, created_at, updated_at)
+        `insert into memberships (team_id, user_id, role, joined_at) select ${team('i')}, ${user('i')}, 'owner', ${at(liveAgo)} from ${s.series(n)} as x`,
+      ],
+    ],
+    [
+      'OAuth grants and tokens',
+      [
+        oauth(
+          'Grant',
+          grant('i'),
+          14 * 86_400,
+          `"openid":{"scope":""},"resources":{"http://127.0.0.1":"read:profile read:teams"}`,
+        ),
+        oauth(
+          'AccessToken',
+          s.randomHex(32),
+          3600,
+          `"aud":"http://127.0.0.1","gty":"urn:ietf:params:oauth:grant-type:device_code","scope":"read:profile read:teams","expiresWithSession":false`,
+        ),
+        oauth(
+          'RefreshToken',
+          s.randomHex(32),
+          14 * 86_400,
+          `"gty":"urn:ietf:params:oauth:grant-type:device_code","scope":"read:profile read:teams","rotations":0,"iiat":${now}`,
+        ),
+      ],
+    ],
+    [
+      'webhook deliveries',
+      [
+        `insert into webhook_subscriptions (id, team_id, url, events, secret_encrypted, is_active, consecutive_failures, created_at, updated_at)
        select ${subscription('i')}, ${team('i')}, 'https://hooks.example.com/background/' || ${t('i')}, '["*"]', 'v1.background.' || ${s.randomHex(32)}, 1, 0, ${at(liveAgo)}, ${at(liveAgo)}
        from ${s.series(subs)} as x`,
-      events(n, liveAgo, 0),
-      deliveries(n, liveAgo, 0),
-    ]],
-    ['suppressed addresses', [
-      `insert into mail_suppressions (email, reason, event_key, occurred_at, created_at)
+        events(n, liveAgo, 0),
+        deliveries(n, liveAgo, 0),
+      ],
+    ],
+    [
+      'suppressed addresses',
+      [
+        `insert into mail_suppressions (email, reason, event_key, occurred_at, created_at)
        select 'suppressed-' || ${t('i')} || '@example.com', 'bounce', 'sns-' || ${t('i')}, ${at(liveAgo)}, ${at(liveAgo)} from ${s.series(n)} as x`,
-    ]],
+      ],
+    ],
     ['idempotency records', [idempotency(n, `i % 86000`, 0)]],
-    ['expired rows', [
-      events(EXPIRED_ROWS, expiredAgo, n),
-      deliveries(EXPIRED_ROWS, expiredAgo, n),
-      idempotency(EXPIRED_ROWS, `-3600 - i`, n),
-    ]],
+    [
+      'expired rows',
+      [
+        events(EXPIRED_ROWS, expiredAgo, n),
+        deliveries(EXPIRED_ROWS, expiredAgo, n),
+        idempotency(EXPIRED_ROWS, `-3600 - i`, n),
+      ],
+    ],
   ];
 }
 
 /** Runs the background seed; `log` gets each kind's time. */
-export async function seedBackground(db: Kysely<Database>, s: SeedSql, plan: SeedPlan, log: (line: string) => void): Promise<void> {
+export async function seedBackground(
+  db: Kysely<Database>,
+  s: SeedSql,
+  plan: SeedPlan,
+  log: (line: string) => void,
+): Promise<void> {
   for (const [kind, statements] of backgroundStatements(s, plan)) {
     const t0 = performance.now();
     // One transaction per kind: one commit (and on SQLite one WAL growth) instead of one per row.

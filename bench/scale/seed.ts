@@ -15,7 +15,8 @@ import { seedSql } from './sql.ts';
 
 const [sizeArg, out] = process.argv.slice(2);
 const size = Number(sizeArg);
-if (!Number.isInteger(size) || size < 1 || !out) throw new Error('usage: node bench/scale/seed.ts <size> <fixtures.json>');
+if (!Number.isInteger(size) || size < 1 || !out)
+  throw new Error('usage: node bench/scale/seed.ts <size> <fixtures.json>');
 
 const started = performance.now();
 const log = (line: string) => process.stderr.write(`[seed ${size}] ${line}\n`);
@@ -30,11 +31,17 @@ if (ctx.db.dialect === 'sqlite') {
   await sql`pragma synchronous = off`.execute(db);
 }
 const now = Math.floor(Date.now() / 1000);
-const { userBase } = await sql<{ userBase: number | null }>`select max(id) as "userBase" from users`.execute(db).then((r) => r.rows[0]);
+const { userBase } = await sql<{ userBase: number | null }>`select max(id) as "userBase" from users`
+  .execute(db)
+  .then((r) => r.rows[0]);
 await seedBackground(db, s, { size, now, userBase: Number(userBase ?? 0) }, log);
 const t0 = performance.now();
 const audit = await seedAudit(db, s, { size, now, retentionDays: ctx.config.auditRetentionDays });
-log(audit ? `audit entries: ${((performance.now() - t0) / 1000).toFixed(1)} s` : 'audit entries: none (no audit log in this build)');
+log(
+  audit
+    ? `audit entries: ${((performance.now() - t0) / 1000).toFixed(1)} s`
+    : 'audit entries: none (no audit log in this build)',
+);
 const fixtures = await seedFixtures(ctx, s, now);
 await seedAuditFixture(db, s, fixtures.hooksTeamId, fixtures.callerId, now);
 log(`fixtures: ${((performance.now() - started) / 1000).toFixed(1)} s since the start`);

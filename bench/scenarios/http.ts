@@ -4,7 +4,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { request } from 'undici';
-import { SEED_TOKENS_PER_USER, SEED_USERS, seedTokens, startAppServer, startBare, type AppServer } from '../lib/app-server.ts';
+import {
+  SEED_TOKENS_PER_USER,
+  SEED_USERS,
+  seedTokens,
+  startAppServer,
+  startBare,
+  type AppServer,
+} from '../lib/app-server.ts';
 import type { Started } from '../lib/processes.ts';
 import { pauseTrees } from '../lib/proc.ts';
 import { judge, notAvailable, type Metric, type Target } from '../lib/report.ts';
@@ -58,13 +65,16 @@ function issueTokens(url: string) {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ email: `bench-user-${n}@example.com`, password: BENCH_PASSWORD }),
-    }).then(async (response) => {
-      const body = await response.body.text();
-      if (response.statusCode !== 200) failure ??= new Error(`token issuance → ${response.statusCode}: ${body}`);
-      issued++;
-    }, (error) => {
-      failure ??= error;
-    });
+    }).then(
+      async (response) => {
+        const body = await response.body.text();
+        if (response.statusCode !== 200) failure ??= new Error(`token issuance → ${response.statusCode}: ${body}`);
+        issued++;
+      },
+      (error) => {
+        failure ??= error;
+      },
+    );
     inflight.add(p);
     void p.finally(() => inflight.delete(p));
   }, 1000 / ISSUANCES_PER_SECOND);
@@ -104,7 +114,9 @@ export function ratioMetric(
   target: Target | undefined = TARGETS[id],
 ): Metric {
   const { chosen, clean, dropped } = cleanOrAll(samples, [subject, base]);
-  const ratios = chosen.map((s) => (inverse ? value(s.results[base]) / value(s.results[subject]) : value(s.results[subject]) / value(s.results[base])));
+  const ratios = chosen.map((s) =>
+    inverse ? value(s.results[base]) / value(s.results[subject]) : value(s.results[subject]) / value(s.results[base]),
+  );
   const pick = (key: string, f: (r: WrkResult) => number) => median(chosen.map((s) => f(s.results[key])));
   return judge({
     id,
@@ -119,7 +131,12 @@ export function ratioMetric(
     dropped,
     target,
     details: {
-      perRound: chosen.map((s) => ({ round: s.round, ratio: inverse ? value(s.results[base]) / value(s.results[subject]) : value(s.results[subject]) / value(s.results[base]) })),
+      perRound: chosen.map((s) => ({
+        round: s.round,
+        ratio: inverse
+          ? value(s.results[base]) / value(s.results[subject])
+          : value(s.results[subject]) / value(s.results[base]),
+      })),
       [subject]: summarize(chosen.map((s) => s.results[subject])),
       [base]: summarize(chosen.map((s) => s.results[base])),
     },
@@ -153,7 +170,13 @@ export async function httpScenarios(plan: Plan): Promise<Metric[]> {
     const sqliteServer = async (name: string, env: Record<string, string> = {}) => {
       const serverDir = path.join(dir, name);
       fs.cpSync(seedDir, serverDir, { recursive: true });
-      const server = await startAppServer({ name, dataDir: serverDir, databaseUrl: `sqlite:${path.join(serverDir, 'bench.sqlite3')}`, cpu: SERVER_CPU, env });
+      const server = await startAppServer({
+        name,
+        dataDir: serverDir,
+        databaseUrl: `sqlite:${path.join(serverDir, 'bench.sqlite3')}`,
+        cpu: SERVER_CPU,
+        env,
+      });
       started.push(server);
       return server;
     };
@@ -175,7 +198,13 @@ export async function httpScenarios(plan: Plan): Promise<Metric[]> {
       plan.log('seeding PATs (PostgreSQL)');
       const pgTokens = path.join(dir, 'tokens-pg.txt');
       seedTokens(pgDir, databaseUrl, pgTokens);
-      servers.pg = await startAppServer({ name: 'pg', dataDir: pgDir, databaseUrl, cpu: SERVER_CPU, env: { REDIS_URL: redis.url } });
+      servers.pg = await startAppServer({
+        name: 'pg',
+        dataDir: pgDir,
+        databaseUrl,
+        cpu: SERVER_CPU,
+        env: { REDIS_URL: redis.url },
+      });
       started.push(servers.pg);
       pids.pg = [servers.pg.pid, postgres.pid, redis.pid];
       await preflight(servers.pg.url, fs.readFileSync(pgTokens, 'utf8').split('\n', 1)[0]);
@@ -203,7 +232,13 @@ export async function httpScenarios(plan: Plan): Promise<Metric[]> {
     const measure = async (key: string, seconds: number, delayMs = 0) => {
       const resume = pauseTrees(Object.entries(pids).flatMap(([other, list]) => (other === key ? [] : list)));
       try {
-        return await wrk({ url: `${servers[key].url}/api/v1/me/`, seconds, serverPids: pids[key], tokensFile: tokensFor(key), delayMs });
+        return await wrk({
+          url: `${servers[key].url}/api/v1/me/`,
+          seconds,
+          serverPids: pids[key],
+          tokensFile: tokensFor(key),
+          delayMs,
+        });
       } finally {
         resume();
       }
@@ -231,29 +266,97 @@ export async function httpScenarios(plan: Plan): Promise<Metric[]> {
       samples.push({ round: round + 1, results });
       const line = Object.entries(results)
         .filter(([k]) => k !== 'issued')
-        .map(([k, r]) => `${k} ${Math.round(r.rps)}/s p99 ${r.p99Ms.toFixed(2)}ms${r.clean ? '' : ` (other ${r.otherCores.toFixed(2)} cores)`}`)
+        .map(
+          ([k, r]) =>
+            `${k} ${Math.round(r.rps)}/s p99 ${r.p99Ms.toFixed(2)}ms${r.clean ? '' : ` (other ${r.otherCores.toFixed(2)} cores)`}`,
+        )
         .join('; ');
       plan.log(`round ${round + 1}: ${line}`);
-      const cleanRounds = samples.filter((s) => Object.entries(s.results).every(([k, r]) => k === 'issued' || r.clean)).length;
+      const cleanRounds = samples.filter((s) =>
+        Object.entries(s.results).every(([k, r]) => k === 'issued' || r.clean),
+      ).length;
       if (round + 1 >= plan.rounds && cleanRounds >= plan.rounds) break;
       if (round + 1 >= plan.rounds && plan.quick) break;
     }
 
     const metrics: Metric[] = [];
-    metrics.push(ratioMetric(samples, 'me_sqlite', 'GET /api/v1/me/ (PAT, SQLite) req/s ÷ bare node:http', 'sqlite', 'bare', 'bare', (r) => r.rps, 'req/s'));
-    const paced = ratioMetric(samples, 'me_sqlite_paced_p99', 'same, p99 latency at ~10k req/s paced', 'sqlite_paced', 'bare_paced', 'bare', (r) => r.p99Ms, 'ms');
+    metrics.push(
+      ratioMetric(
+        samples,
+        'me_sqlite',
+        'GET /api/v1/me/ (PAT, SQLite) req/s ÷ bare node:http',
+        'sqlite',
+        'bare',
+        'bare',
+        (r) => r.rps,
+        'req/s',
+      ),
+    );
+    const paced = ratioMetric(
+      samples,
+      'me_sqlite_paced_p99',
+      'same, p99 latency at ~10k req/s paced',
+      'sqlite_paced',
+      'bare_paced',
+      'bare',
+      (r) => r.p99Ms,
+      'ms',
+    );
     paced.aimExtra = paced.ratio !== null && paced.ratio <= 4;
-    metrics.push(judge({ ...paced, verdict: undefined, details: { ...paced.details, rpsPaced: summarize(cleanOrAll(samples, ['sqlite_paced']).chosen.map((s) => s.results.sqlite_paced)).rps } }));
+    metrics.push(
+      judge({
+        ...paced,
+        verdict: undefined,
+        details: {
+          ...paced.details,
+          rpsPaced: summarize(cleanOrAll(samples, ['sqlite_paced']).chosen.map((s) => s.results.sqlite_paced)).rps,
+        },
+      }),
+    );
     metrics.push(
       servers.pg
-        ? ratioMetric(samples, 'me_pg', 'same, PostgreSQL + Redis mode req/s ÷ bare', 'pg', 'bare', 'bare', (r) => r.rps, 'req/s')
+        ? ratioMetric(
+            samples,
+            'me_pg',
+            'same, PostgreSQL + Redis mode req/s ÷ bare',
+            'pg',
+            'bare',
+            'bare',
+            (r) => r.rps,
+            'req/s',
+          )
         : notAvailable('me_pg', 'same, PostgreSQL + Redis mode req/s ÷ bare', pgNote!, TARGETS.me_pg),
     );
-    metrics.push(ratioMetric(samples, 'logging', 'default request logging: req/s with it ÷ without', 'sqlite', 'sqlite_nolog', 'LOG_LEVEL=silent', (r) => r.rps, 'req/s'));
+    metrics.push(
+      ratioMetric(
+        samples,
+        'logging',
+        'default request logging: req/s with it ÷ without',
+        'sqlite',
+        'sqlite_nolog',
+        'LOG_LEVEL=silent',
+        (r) => r.rps,
+        'req/s',
+      ),
+    );
     metrics.push(
       issuance
-        ? ratioMetric(samples, 'issuance_p99', `GET /api/v1/me/ p99 (paced) while ${ISSUANCES_PER_SECOND} token issuances/s run ÷ idle`, 'sqlite_paced_issuing', 'sqlite_paced', 'idle', (r) => r.p99Ms, 'ms')
-        : notAvailable('issuance_p99', `GET /api/v1/me/ p99 while ${ISSUANCES_PER_SECOND} token issuances/s run ÷ idle`, 'not available: POST /api/auth/token/ is not in this build', TARGETS.issuance_p99),
+        ? ratioMetric(
+            samples,
+            'issuance_p99',
+            `GET /api/v1/me/ p99 (paced) while ${ISSUANCES_PER_SECOND} token issuances/s run ÷ idle`,
+            'sqlite_paced_issuing',
+            'sqlite_paced',
+            'idle',
+            (r) => r.p99Ms,
+            'ms',
+          )
+        : notAvailable(
+            'issuance_p99',
+            `GET /api/v1/me/ p99 while ${ISSUANCES_PER_SECOND} token issuances/s run ÷ idle`,
+            'not available: POST /api/auth/token/ is not in this build',
+            TARGETS.issuance_p99,
+          ),
     );
     for (const key of closedLoop) {
       const { chosen, clean, dropped } = cleanOrAll(samples, [key]);

@@ -29,10 +29,19 @@ const MODERN_BODY = JSON.stringify({
     },
   },
 });
-const LEGACY_BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_me', arguments: {} } });
+const LEGACY_BODY = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: { name: 'get_me', arguments: {} },
+});
 const KINDS = {
   rest: { path: '/api/v1/me/' },
-  modern: { path: '/mcp', body: MODERN_BODY, headers: { Accept: ACCEPT, 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': 'get_me' } },
+  modern: {
+    path: '/mcp',
+    body: MODERN_BODY,
+    headers: { Accept: ACCEPT, 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': 'get_me' },
+  },
   legacy: { path: '/mcp', body: LEGACY_BODY, headers: { Accept: ACCEPT, 'MCP-Protocol-Version': '2025-11-25' } },
 } as const;
 type Kind = keyof typeof KINDS;
@@ -43,11 +52,18 @@ async function preflight(url: string, token: string) {
     const body = 'body' in spec ? spec.body : undefined;
     const response = await request(`${url}${spec.path}`, {
       method: body ? 'POST' : 'GET',
-      headers: { authorization: `Bearer ${token}`, ...('headers' in spec ? spec.headers : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...('headers' in spec ? spec.headers : {}),
+        ...(body ? { 'content-type': 'application/json' } : {}),
+      },
       body,
     });
     const text = await response.body.text();
-    const ok = response.statusCode === 200 && (kind === 'rest' || (JSON.parse(text).result?.structuredContent?.id !== undefined && !JSON.parse(text).result.isError));
+    const ok =
+      response.statusCode === 200 &&
+      (kind === 'rest' ||
+        (JSON.parse(text).result?.structuredContent?.id !== undefined && !JSON.parse(text).result.isError));
     if (!ok) throw new Error(`preflight ${kind} → ${response.statusCode}: ${text.slice(0, 500)}`);
   }
 }
@@ -87,9 +103,12 @@ export async function mcpScenarios(plan: Plan): Promise<Metric[]> {
     const rounds: Record<Kind, WrkResult>[] = [];
     for (let round = 0; round < plan.maxRounds; round++) {
       const results = {} as Record<Kind, WrkResult>;
-      for (const kind of kinds.map((_, i) => kinds[(i + round) % kinds.length])) results[kind] = await measure(kind, plan.seconds);
+      for (const kind of kinds.map((_, i) => kinds[(i + round) % kinds.length]))
+        results[kind] = await measure(kind, plan.seconds);
       rounds.push(results);
-      plan.log(`mcp round ${round + 1}: ${kinds.map((k) => `${k} ${Math.round(results[k].rps)}/s (${Math.round(results[k].cpuUsPerRequest)} µs)`).join(', ')}${kinds.every((k) => results[k].clean) ? '' : ' (contended)'}`);
+      plan.log(
+        `mcp round ${round + 1}: ${kinds.map((k) => `${k} ${Math.round(results[k].rps)}/s (${Math.round(results[k].cpuUsPerRequest)} µs)`).join(', ')}${kinds.every((k) => results[k].clean) ? '' : ' (contended)'}`,
+      );
       const clean = rounds.filter((r) => kinds.every((k) => r[k].clean)).length;
       if (rounds.length >= plan.rounds && (clean >= plan.rounds || plan.quick)) break;
     }
@@ -111,7 +130,10 @@ export async function mcpScenarios(plan: Plan): Promise<Metric[]> {
         target: TARGET,
         details: {
           perRound: chosen.map((r, i) => ({ round: i + 1, ratio: r[kind].rps / r.rest.rps })),
-          cpuUsPerRequest: { [kind]: median(chosen.map((r) => r[kind].cpuUsPerRequest)), rest: median(chosen.map((r) => r.rest.cpuUsPerRequest)) },
+          cpuUsPerRequest: {
+            [kind]: median(chosen.map((r) => r[kind].cpuUsPerRequest)),
+            rest: median(chosen.map((r) => r.rest.cpuUsPerRequest)),
+          },
           p99Ms: { [kind]: median(chosen.map((r) => r[kind].p99Ms)), rest: median(chosen.map((r) => r.rest.p99Ms)) },
         },
       });

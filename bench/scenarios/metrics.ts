@@ -33,7 +33,11 @@ async function scrape(url: string): Promise<string | null> {
 
 /** The number of /api/v1/me/ 200s the exposition counts. */
 function meCount(exposition: string): number {
-  const line = exposition.split('\n').find((l) => l.startsWith('http_request_duration_seconds_count{method="GET",route="/api/v1/me/",status_code="200"}'));
+  const line = exposition
+    .split('\n')
+    .find((l) =>
+      l.startsWith('http_request_duration_seconds_count{method="GET",route="/api/v1/me/",status_code="200"}'),
+    );
   return line ? Number(line.split(' ')[1]) : 0;
 }
 
@@ -48,23 +52,38 @@ export async function metricsScenarios(plan: Plan): Promise<Metric[]> {
     seedTokens(seedDir, `sqlite:${path.join(seedDir, 'bench.sqlite3')}`, tokensFile);
     const token = fs.readFileSync(tokensFile, 'utf8').split('\n', 1)[0];
     const servers: Record<string, AppServer> = {};
-    for (const [name, env] of [['metrics_on', { SERVICE_METRICS_TOKEN: TOKEN }], ['metrics_off', {}]] as const) {
+    for (const [name, env] of [
+      ['metrics_on', { SERVICE_METRICS_TOKEN: TOKEN }],
+      ['metrics_off', {}],
+    ] as const) {
       const serverDir = path.join(dir, name);
       fs.cpSync(seedDir, serverDir, { recursive: true });
-      servers[name] = await startAppServer({ name, dataDir: serverDir, databaseUrl: `sqlite:${path.join(serverDir, 'bench.sqlite3')}`, cpu: SERVER_CPU, env });
+      servers[name] = await startAppServer({
+        name,
+        dataDir: serverDir,
+        databaseUrl: `sqlite:${path.join(serverDir, 'bench.sqlite3')}`,
+        cpu: SERVER_CPU,
+        env,
+      });
       started.push(servers[name]);
       await preflight(servers[name].url, token);
     }
-    if ((await scrape(servers.metrics_on.url)) === null) throw new Error('the server with SERVICE_METRICS_TOKEN answers /metrics 404: metrics are not in this build');
+    if ((await scrape(servers.metrics_on.url)) === null)
+      throw new Error('the server with SERVICE_METRICS_TOKEN answers /metrics 404: metrics are not in this build');
     await scrape(servers.metrics_off.url);
     const keys = Object.keys(servers);
     const pids = Object.fromEntries(keys.map((key) => [key, [servers[key].pid]]));
 
     const measure = async (key: string, seconds: number): Promise<WrkResult> => {
       const resume = pauseTrees(keys.filter((other) => other !== key).flatMap((other) => pids[other]));
-      const scraped = new Promise<void>((resolve, reject) => setTimeout(() => void scrape(servers[key].url).then(() => resolve(), reject), (seconds * 1000) / 2));
+      const scraped = new Promise<void>((resolve, reject) =>
+        setTimeout(() => void scrape(servers[key].url).then(() => resolve(), reject), (seconds * 1000) / 2),
+      );
       try {
-        const [result] = await Promise.all([wrk({ url: `${servers[key].url}/api/v1/me/`, seconds, serverPids: pids[key], tokensFile }), scraped]);
+        const [result] = await Promise.all([
+          wrk({ url: `${servers[key].url}/api/v1/me/`, seconds, serverPids: pids[key], tokensFile }),
+          scraped,
+        ]);
         return result;
       } finally {
         resume();
@@ -79,16 +98,33 @@ export async function metricsScenarios(plan: Plan): Promise<Metric[]> {
       const before = meCount((await scrape(servers.metrics_on.url))!);
       for (const key of round % 2 ? [...keys].reverse() : keys) results[key] = await measure(key, plan.seconds);
       const counted = meCount((await scrape(servers.metrics_on.url))!) - before;
-      if (counted < results.metrics_on.requests) throw new Error(`/metrics counted ${counted} /me/ requests of the ${results.metrics_on.requests} wrk completed`);
+      if (counted < results.metrics_on.requests)
+        throw new Error(
+          `/metrics counted ${counted} /me/ requests of the ${results.metrics_on.requests} wrk completed`,
+        );
       samples.push({ round: round + 1, results });
-      plan.log(`round ${round + 1}: ${keys.map((k) => `${k} ${Math.round(results[k].rps)}/s${results[k].clean ? '' : ` (other ${results[k].otherCores.toFixed(2)} cores)`}`).join('; ')}`);
+      plan.log(
+        `round ${round + 1}: ${keys.map((k) => `${k} ${Math.round(results[k].rps)}/s${results[k].clean ? '' : ` (other ${results[k].otherCores.toFixed(2)} cores)`}`).join('; ')}`,
+      );
       const clean = samples.filter((s) => keys.every((k) => s.results[k].clean)).length;
       if (round + 1 >= plan.rounds && (clean >= plan.rounds || plan.quick)) break;
     }
     const metrics: Metric[] = [
-      ratioMetric(samples, 'metrics', 'Prometheus metrics: /me/ req/s with them ÷ without', 'metrics_on', 'metrics_off', 'no metrics', (r) => r.rps, 'req/s', false, TARGETS.metrics),
+      ratioMetric(
+        samples,
+        'metrics',
+        'Prometheus metrics: /me/ req/s with them ÷ without',
+        'metrics_on',
+        'metrics_off',
+        'no metrics',
+        (r) => r.rps,
+        'req/s',
+        false,
+        TARGETS.metrics,
+      ),
     ];
-    const cpu = (key: string) => summarize(cleanOrAll(samples, [key]).chosen.map((s) => s.results[key])).cpuUsPerRequest;
+    const cpu = (key: string) =>
+      summarize(cleanOrAll(samples, [key]).chosen.map((s) => s.results[key])).cpuUsPerRequest;
     const { clean, dropped } = cleanOrAll(samples, keys);
     metrics.push({
       id: 'cpu_metrics',

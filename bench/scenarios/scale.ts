@@ -42,7 +42,8 @@ export function parseSizes(text: string): number[] {
     if (!match) throw new Error(`--sizes: "${part}" is not a size such as 1k, 10k, 100k or 1m`);
     return Number(match[1]) * (match[2].toLowerCase() === 'm' ? 1e6 : match[2].toLowerCase() === 'k' ? 1e3 : 1);
   });
-  if (sizes.some((size) => size < 1) || new Set(sizes).size !== sizes.length) throw new Error('--sizes: distinct sizes of at least 1');
+  if (sizes.some((size) => size < 1) || new Set(sizes).size !== sizes.length)
+    throw new Error('--sizes: distinct sizes of at least 1');
   return sizes.sort((a, b) => a - b);
 }
 
@@ -57,16 +58,41 @@ const FIGURES: Omit<Figure, 'values'>[] = [
   { id: 'teams_cpu', label: 'team list of a user in 200 teams, server CPU', unit: 'µs/req', kind: 'cost' },
   { id: 'members_first_rps', label: 'member list (10,000 members), page 1', unit: 'req/s', kind: 'rate' },
   { id: 'members_first_cpu', label: 'member list, page 1, server CPU', unit: 'µs/req', kind: 'cost' },
-  { id: 'members_deep_rps', label: `member list (10,000 members), page ${DEEP_MEMBER_PAGE}`, unit: 'req/s', kind: 'rate' },
+  {
+    id: 'members_deep_rps',
+    label: `member list (10,000 members), page ${DEEP_MEMBER_PAGE}`,
+    unit: 'req/s',
+    kind: 'rate',
+  },
   { id: 'members_deep_cpu', label: `member list, page ${DEEP_MEMBER_PAGE}, server CPU`, unit: 'µs/req', kind: 'cost' },
   { id: 'log_first_rps', label: 'delivery log, first page', unit: 'req/s', kind: 'rate' },
   { id: 'log_first_cpu', label: 'delivery log, first page, server CPU', unit: 'µs/req', kind: 'cost' },
-  { id: 'log_deep_rps', label: `delivery log, page ${DEEP_CURSOR_PAGE.toLocaleString('en-US')} (cursor)`, unit: 'req/s', kind: 'rate' },
-  { id: 'log_deep_cpu', label: `delivery log, page ${DEEP_CURSOR_PAGE.toLocaleString('en-US')}, server CPU`, unit: 'µs/req', kind: 'cost' },
+  {
+    id: 'log_deep_rps',
+    label: `delivery log, page ${DEEP_CURSOR_PAGE.toLocaleString('en-US')} (cursor)`,
+    unit: 'req/s',
+    kind: 'rate',
+  },
+  {
+    id: 'log_deep_cpu',
+    label: `delivery log, page ${DEEP_CURSOR_PAGE.toLocaleString('en-US')}, server CPU`,
+    unit: 'µs/req',
+    kind: 'cost',
+  },
   { id: 'audit_first_rps', label: 'audit log, first page', unit: 'req/s', kind: 'rate' },
   { id: 'audit_first_cpu', label: 'audit log, first page, server CPU', unit: 'µs/req', kind: 'cost' },
-  { id: 'audit_deep_rps', label: `audit log, page ${DEEP_CURSOR_PAGE.toLocaleString('en-US')} (cursor)`, unit: 'req/s', kind: 'rate' },
-  { id: 'audit_deep_cpu', label: `audit log, page ${DEEP_CURSOR_PAGE.toLocaleString('en-US')}, server CPU`, unit: 'µs/req', kind: 'cost' },
+  {
+    id: 'audit_deep_rps',
+    label: `audit log, page ${DEEP_CURSOR_PAGE.toLocaleString('en-US')} (cursor)`,
+    unit: 'req/s',
+    kind: 'rate',
+  },
+  {
+    id: 'audit_deep_cpu',
+    label: `audit log, page ${DEEP_CURSOR_PAGE.toLocaleString('en-US')}, server CPU`,
+    unit: 'µs/req',
+    kind: 'cost',
+  },
   { id: 'deliveries_rate', label: 'webhook deliveries, one worker, concurrency 8', unit: '/s', kind: 'rate' },
   { id: 'deliveries_cpu', label: 'webhook deliveries, worker CPU', unit: 'µs/delivery', kind: 'cost' },
   { id: 'first_attempt_p99', label: 'event → first attempt p99, 100 events/s', unit: 'ms', kind: 'cost' },
@@ -81,9 +107,14 @@ const FIGURES: Omit<Figure, 'values'>[] = [
 ];
 
 /** The scale run: every size in turn, one dialect. `out.scale` receives the full result. */
-export async function scaleScenario(plan: Plan, options: ScaleOptions, out: { scale?: ScaleResult }): Promise<Metric[]> {
+export async function scaleScenario(
+  plan: Plan,
+  options: ScaleOptions,
+  out: { scale?: ScaleResult },
+): Promise<Metric[]> {
   const { sizes, dialect } = options;
-  if (dialect === 'postgres' && !postgresAvailable()) throw new Error('--dialect postgres: the PostgreSQL server binaries are not installed');
+  if (dialect === 'postgres' && !postgresAvailable())
+    throw new Error('--dialect postgres: the PostgreSQL server binaries are not installed');
   const seconds = plan.quick ? 1 : Math.min(plan.seconds, 3);
   const warmupSeconds = 1;
   const started: Started[] = [];
@@ -92,7 +123,12 @@ export async function scaleScenario(plan: Plan, options: ScaleOptions, out: { sc
   const plans: ScaleResult['plans'] = {};
   try {
     const tls = certificate(plan.dir);
-    const receiver = await startBare({ name: 'scale-receiver', dir: plan.dir, cpu: CLIENT_CPU, env: { BARE_TLS_CERT: tls.cert, BARE_TLS_KEY: tls.key, BARE_RECORD_EVENTS: '1' } });
+    const receiver = await startBare({
+      name: 'scale-receiver',
+      dir: plan.dir,
+      cpu: CLIENT_CPU,
+      env: { BARE_TLS_CERT: tls.cert, BARE_TLS_KEY: tls.key, BARE_RECORD_EVENTS: '1' },
+    });
     started.push(receiver);
     let postgres: PrivatePostgres | null = null;
     const servicePids: number[] = [];
@@ -108,7 +144,9 @@ export async function scaleScenario(plan: Plan, options: ScaleOptions, out: { sc
     for (const size of sizes) {
       const dir = path.join(plan.dir, `scale-${size}`);
       fs.mkdirSync(dir);
-      const databaseUrl = postgres ? await postgres.createDatabase(`scale_${size}`) : `sqlite:${path.join(dir, 'scale.sqlite3')}`;
+      const databaseUrl = postgres
+        ? await postgres.createDatabase(`scale_${size}`)
+        : `sqlite:${path.join(dir, 'scale.sqlite3')}`;
       const env = serviceEnv(dir, databaseUrl, { BASE_URL: SCALE_BASE_URL, LOG_LEVEL: 'warn' });
       plan.log(`== ${sizeLabel(size)} rows of each kind (${dialect}): seeding`);
       const t0 = performance.now();
@@ -117,17 +155,39 @@ export async function scaleScenario(plan: Plan, options: ScaleOptions, out: { sc
       const seedSeconds = (performance.now() - t0) / 1000;
       const fixtures = JSON.parse(fs.readFileSync(fixturesFile, 'utf8')) as Fixtures;
       const [footprint] = await child('bench/scale/inproc.ts', [JSON.stringify({ mode: 'sizes' })], env);
-      plan.log(`${size}: seeded in ${seedSeconds.toFixed(0)} s; ${((footprint.databaseBytes as number) / 2 ** 20).toFixed(0)} MiB`);
-      const measured = await measureSize({ plan, size, dir, env, fixtures, audit: (fixtures as { audit?: number }).audit !== 0, servicePids, serverEnv, receiver: { url: receiver.url, pid: receiver.pid, caFile: tls.cert }, seconds, warmupSeconds });
+      plan.log(
+        `${size}: seeded in ${seedSeconds.toFixed(0)} s; ${((footprint.databaseBytes as number) / 2 ** 20).toFixed(0)} MiB`,
+      );
+      const measured = await measureSize({
+        plan,
+        size,
+        dir,
+        env,
+        fixtures,
+        audit: (fixtures as { audit?: number }).audit !== 0,
+        servicePids,
+        serverEnv,
+        receiver: { url: receiver.url, pid: receiver.pid, caFile: tls.cert },
+        seconds,
+        warmupSeconds,
+      });
       values[size] = {
         ...measured.values,
         deliveries_mb_per_million: (footprint.deliveriesBytesPerMillion as number) / 1e6,
-        audit_mb_per_million: footprint.auditBytesPerMillion === null ? null : (footprint.auditBytesPerMillion as number) / 1e6,
+        audit_mb_per_million:
+          footprint.auditBytesPerMillion === null ? null : (footprint.auditBytesPerMillion as number) / 1e6,
       };
-      const [planned] = await child('bench/scale/plans.ts', [fixturesFile], { ...env, SERVICE_WEBHOOKS_ENABLED: 'true' });
+      const [planned] = await child('bench/scale/plans.ts', [fixturesFile], {
+        ...env,
+        SERVICE_WEBHOOKS_ENABLED: 'true',
+      });
       plans[size] = planned;
-      const flagged = Object.entries(planned as Record<string, { flags: string[] }[]>).flatMap(([name, list]) => list.filter((p) => p.flags.length).map((p) => `${name}: ${p.flags.join('; ')}`));
-      plan.log(`${size}: query plans: ${flagged.length ? `${flagged.length} flagged\n  ${flagged.join('\n  ')}` : 'no full scan or sort'}`);
+      const flagged = Object.entries(planned as Record<string, { flags: string[] }[]>).flatMap(([name, list]) =>
+        list.filter((p) => p.flags.length).map((p) => `${name}: ${p.flags.join('; ')}`),
+      );
+      plan.log(
+        `${size}: query plans: ${flagged.length ? `${flagged.length} flagged\n  ${flagged.join('\n  ')}` : 'no full scan or sort'}`,
+      );
       perSize[size] = { seedSeconds, footprint, ...measured.details };
       if (postgres) await dropDatabase(postgres, `scale_${size}`);
       fs.rmSync(dir, { recursive: true, force: true });
@@ -135,7 +195,10 @@ export async function scaleScenario(plan: Plan, options: ScaleOptions, out: { sc
   } finally {
     for (const s of started.reverse()) await s.stop();
   }
-  const figures: Figure[] = FIGURES.map((figure) => ({ ...figure, values: Object.fromEntries(sizes.map((size) => [size, values[size]?.[figure.id] ?? null])) }));
+  const figures: Figure[] = FIGURES.map((figure) => ({
+    ...figure,
+    values: Object.fromEntries(sizes.map((size) => [size, values[size]?.[figure.id] ?? null])),
+  }));
   const label = dialect === 'postgres' ? 'PostgreSQL + Redis' : 'SQLite';
   out.scale = {
     dialect,
@@ -144,7 +207,11 @@ export async function scaleScenario(plan: Plan, options: ScaleOptions, out: { sc
     perSize,
     plans,
     table: ratioTable(figures, sizes, label),
-    svg: ratioSvg(figures, sizes, `Cost at each size ÷ cost at ${sizeLabel(sizes[0])}, ${label} (${plan.quick ? 'quick run' : 'full run'})`),
+    svg: ratioSvg(
+      figures,
+      sizes,
+      `Cost at each size ÷ cost at ${sizeLabel(sizes[0])}, ${label} (${plan.quick ? 'quick run' : 'full run'})`,
+    ),
   };
   return scaleMetrics(figures, sizes, dialect);
 }

@@ -15,7 +15,8 @@ const HEADERS = { 'Content-Type': 'text/plain; charset=UTF-8', 'x-amz-sns-messag
 
 export async function snsScenarios(plan: Plan): Promise<Metric[]> {
   for (const file of ['src/mail/intake.ts', 'test/mail/sns-stand-in.ts']) {
-    if (!fs.existsSync(path.join(ROOT, file))) return [notAvailable('sns', LABEL, `not available: ${file} is missing`, TARGET)];
+    if (!fs.existsSync(path.join(ROOT, file)))
+      return [notAvailable('sns', LABEL, `not available: ${file} is missing`, TARGET)];
   }
   const dir = path.join(plan.dir, 'sns');
   fs.mkdirSync(dir);
@@ -26,7 +27,12 @@ export async function snsScenarios(plan: Plan): Promise<Metric[]> {
     const intake = await startProcess({
       name: 'sns-intake',
       command: NODE,
-      args: ['--disable-warning=ExperimentalWarning', path.join(ROOT, 'bench/inproc/sns-server.ts'), bodies, String(plan.quick ? 1000 : 5000)],
+      args: [
+        '--disable-warning=ExperimentalWarning',
+        path.join(ROOT, 'bench/inproc/sns-server.ts'),
+        bodies,
+        String(plan.quick ? 1000 : 5000),
+      ],
       env: { ...serviceEnv(dir, `sqlite:${path.join(dir, 'bench.sqlite3')}`), PORT: String(port) },
       cpu: SERVER_CPU,
       logFile: path.join(dir, 'intake.log'),
@@ -38,9 +44,19 @@ export async function snsScenarios(plan: Plan): Promise<Metric[]> {
     const answer = /^answer (.*)$/m.exec(fs.readFileSync(path.join(dir, 'intake.log'), 'utf8'))?.[1] ?? '';
     const sink = await startBare({ name: 'post-sink', dir, cpu: SERVER_CPU, env: { BARE_POST_RESPONSE: answer } });
     started.push(sink);
-    const servers = { intake: { url: `http://127.0.0.1:${port}`, pid: intake.pid }, sink: { url: sink.url, pid: sink.pid } };
+    const servers = {
+      intake: { url: `http://127.0.0.1:${port}`, pid: intake.pid },
+      sink: { url: sink.url, pid: sink.pid },
+    };
     const measure = (key: 'intake' | 'sink', seconds: number) =>
-      wrk({ url: `${servers[key].url}/webhooks/mailprovider/`, method: 'POST', bodiesFile: bodies, headers: HEADERS, seconds, serverPids: [servers[key].pid] });
+      wrk({
+        url: `${servers[key].url}/webhooks/mailprovider/`,
+        method: 'POST',
+        bodiesFile: bodies,
+        headers: HEADERS,
+        seconds,
+        serverPids: [servers[key].pid],
+      });
     for (const key of ['intake', 'sink'] as const) await measure(key, plan.warmupSeconds);
     const rounds: { intake: WrkResult; sink: WrkResult }[] = [];
     for (let round = 0; round < plan.maxRounds; round++) {
@@ -48,7 +64,9 @@ export async function snsScenarios(plan: Plan): Promise<Metric[]> {
       const results = {} as { intake: WrkResult; sink: WrkResult };
       for (const key of order) results[key] = await measure(key, plan.seconds);
       rounds.push(results);
-      plan.log(`sns round ${round + 1}: intake ${Math.round(results.intake.rps)}/s, sink ${Math.round(results.sink.rps)}/s${results.intake.clean && results.sink.clean ? '' : ' (contended)'}`);
+      plan.log(
+        `sns round ${round + 1}: intake ${Math.round(results.intake.rps)}/s, sink ${Math.round(results.sink.rps)}/s${results.intake.clean && results.sink.clean ? '' : ' (contended)'}`,
+      );
       const clean = rounds.filter((r) => r.intake.clean && r.sink.clean).length;
       if (rounds.length >= plan.rounds && (clean >= plan.rounds || plan.quick)) break;
     }

@@ -24,8 +24,26 @@ export async function startupScenarios(plan: Plan): Promise<Metric[]> {
   run(NODE, [path.join(ROOT, 'dist/main.js'), 'migrate'], { env });
   const preload = path.join(ROOT, 'bench/lib/exit-on-listen.mjs');
   const commands: Record<string, string[]> = {
-    app: ['taskset', '-c', String(SERVER_CPU), NODE, '--import', preload, path.join(ROOT, 'dist/main.js'), 'serve', '--no-worker'],
-    bare: ['taskset', '-c', String(SERVER_CPU), NODE, '--import', preload, path.join(ROOT, 'bench/servers/bare-http.mjs')],
+    app: [
+      'taskset',
+      '-c',
+      String(SERVER_CPU),
+      NODE,
+      '--import',
+      preload,
+      path.join(ROOT, 'dist/main.js'),
+      'serve',
+      '--no-worker',
+    ],
+    bare: [
+      'taskset',
+      '-c',
+      String(SERVER_CPU),
+      NODE,
+      '--import',
+      preload,
+      path.join(ROOT, 'bench/servers/bare-http.mjs'),
+    ],
   };
   const metrics: Metric[] = [];
 
@@ -44,13 +62,21 @@ export async function startupScenarios(plan: Plan): Promise<Metric[]> {
       const result = await runAsync('hyperfine', args, { env });
       const cpu = probe.stop();
       if (result.code !== 0) throw new Error(`hyperfine failed:\n${result.stdout}\n${result.stderr}`);
-      const parsed = JSON.parse(fs.readFileSync(out, 'utf8')) as { results: { command: string; median: number; exit_codes: number[] }[] };
+      const parsed = JSON.parse(fs.readFileSync(out, 'utf8')) as {
+        results: { command: string; median: number; exit_codes: number[] }[];
+      };
       const by = Object.fromEntries(parsed.results.map((r) => [r.command, r]));
       for (const key of order) {
         if (by[key].exit_codes.some((c) => c !== 0)) throw new Error(`${key} did not start cleanly under hyperfine`);
       }
-      rounds.push({ app: by.app.median * 1000, bare: by.bare.median * 1000, clean: cpu.otherCores <= CONTENTION_LIMIT_CORES });
-      plan.log(`startup round ${round + 1}: app ${(by.app.median * 1000).toFixed(0)} ms, bare ${(by.bare.median * 1000).toFixed(0)} ms${cpu.otherCores > CONTENTION_LIMIT_CORES ? ` (other ${cpu.otherCores.toFixed(2)} cores)` : ''}`);
+      rounds.push({
+        app: by.app.median * 1000,
+        bare: by.bare.median * 1000,
+        clean: cpu.otherCores <= CONTENTION_LIMIT_CORES,
+      });
+      plan.log(
+        `startup round ${round + 1}: app ${(by.app.median * 1000).toFixed(0)} ms, bare ${(by.bare.median * 1000).toFixed(0)} ms${cpu.otherCores > CONTENTION_LIMIT_CORES ? ` (other ${cpu.otherCores.toFixed(2)} cores)` : ''}`,
+      );
     }
     const clean = rounds.filter((r) => r.clean);
     const chosen = clean.length ? clean : rounds;

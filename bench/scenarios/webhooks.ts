@@ -29,7 +29,12 @@ export const TARGETS: Record<string, Target> = {
 };
 
 function available(): string | null {
-  for (const file of ['src/webhooks/delivery-worker.ts', 'src/events/outbox.ts', 'src/webhooks/subscriptions.ts', 'src/webhooks/signing.ts']) {
+  for (const file of [
+    'src/webhooks/delivery-worker.ts',
+    'src/events/outbox.ts',
+    'src/webhooks/subscriptions.ts',
+    'src/webhooks/signing.ts',
+  ]) {
     if (!fs.existsSync(path.join(ROOT, file))) return `not available: ${file} is missing`;
   }
   const source = fs.readFileSync(path.join(ROOT, 'src/webhooks/delivery-worker.ts'), 'utf8');
@@ -42,8 +47,23 @@ export function certificate(dir: string) {
   const cert = path.join(dir, 'receiver-cert.pem');
   const key = path.join(dir, 'receiver-key.pem');
   run('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
-    '-keyout', key, '-out', cert, '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-days',
+    '2',
+    '-keyout',
+    key,
+    '-out',
+    cert,
+    '-subj',
+    '/CN=127.0.0.1',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1',
   ]);
   return { cert, key };
 }
@@ -51,12 +71,29 @@ export function certificate(dir: string) {
 type Line = Record<string, number>;
 
 async function child(plan: Plan, env: NodeJS.ProcessEnv, config: Record<string, unknown>): Promise<Line[]> {
-  const result = await runAsync('taskset', ['-c', String(SERVER_CPU), NODE, '--disable-warning=ExperimentalWarning', path.join(ROOT, 'bench/inproc/webhooks.ts'), JSON.stringify(config)], {
-    env: { ...env, BENCH_ROOT_PID: String(process.pid) },
-  });
-  if (result.code !== 0) throw new Error(`webhook benchmark (${config.mode}) failed:\n${result.stderr}\n${result.stdout.slice(-2000)}`);
-  const lines = result.stdout.split('\n').filter((l) => l.startsWith('BENCH_RESULT ')).map((l) => JSON.parse(l.slice(13)) as Line);
-  plan.log(`${config.mode}${env.DATABASE_URL?.startsWith('postgres') ? ' pg' : ''}: ${lines.map((l) => JSON.stringify(l)).join(' ')}`);
+  const result = await runAsync(
+    'taskset',
+    [
+      '-c',
+      String(SERVER_CPU),
+      NODE,
+      '--disable-warning=ExperimentalWarning',
+      path.join(ROOT, 'bench/inproc/webhooks.ts'),
+      JSON.stringify(config),
+    ],
+    {
+      env: { ...env, BENCH_ROOT_PID: String(process.pid) },
+    },
+  );
+  if (result.code !== 0)
+    throw new Error(`webhook benchmark (${config.mode}) failed:\n${result.stderr}\n${result.stdout.slice(-2000)}`);
+  const lines = result.stdout
+    .split('\n')
+    .filter((l) => l.startsWith('BENCH_RESULT '))
+    .map((l) => JSON.parse(l.slice(13)) as Line);
+  plan.log(
+    `${config.mode}${env.DATABASE_URL?.startsWith('postgres') ? ' pg' : ''}: ${lines.map((l) => JSON.stringify(l)).join(' ')}`,
+  );
   return lines;
 }
 
@@ -68,13 +105,16 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
     sqlite: (c: number) => `webhook deliveries/s, one worker, SQLite, concurrency ${c} ÷ raw undici POST loop`,
     pg: (c: number) => `same, PostgreSQL, concurrency ${c}`,
     signing: `webhook deliveries signed ÷ unsigned, one worker (SQLite, concurrency ${SIGNING_CONCURRENCY}), deliveries per CPU-second, alternating windows of one and two signatures (a rotation's overlap) in one process`,
-    latency: (r: number) => `event → first attempt, embedded (SQLite), ${r.toLocaleString('en-US')} events/s paced, p99`,
+    latency: (r: number) =>
+      `event → first attempt, embedded (SQLite), ${r.toLocaleString('en-US')} events/s paced, p99`,
     burst: `${BURST_RUN.toLocaleString('en-US')}-event burst, one worker, until every first attempt completed (warm process)`,
     distributed: (r: number) => `event → first attempt, distributed (PostgreSQL, svc worker), ${r} events/s paced, p99`,
   };
   if (missing) {
     return [
-      ...CONCURRENCIES_RUN.map((c) => notAvailable(`deliveries_sqlite_c${c}`, labels.sqlite(c), missing, TARGETS.sqlite)),
+      ...CONCURRENCIES_RUN.map((c) =>
+        notAvailable(`deliveries_sqlite_c${c}`, labels.sqlite(c), missing, TARGETS.sqlite),
+      ),
       notAvailable('signing', labels.signing, missing, TARGETS.signing),
       notAvailable('latency', labels.latency(1000), missing, TARGETS.latency),
       notAvailable('burst', labels.burst, missing, TARGETS.burst),
@@ -92,11 +132,18 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
         SERVICE_WEBHOOKS_ALLOWED_CIDRS: '127.0.0.1/32',
         NODE_EXTRA_CA_CERTS: tls.cert,
       });
-    const receiver: AppServer = await startBare({ name: 'receiver', dir, cpu: CLIENT_CPU, env: { BARE_TLS_CERT: tls.cert, BARE_TLS_KEY: tls.key } });
+    const receiver: AppServer = await startBare({
+      name: 'receiver',
+      dir,
+      cpu: CLIENT_CPU,
+      env: { BARE_TLS_CERT: tls.cert, BARE_TLS_KEY: tls.key },
+    });
     started.push(receiver);
     const sqliteDir = path.join(dir, 'sqlite');
     fs.mkdirSync(sqliteDir);
-    const envs: Record<string, NodeJS.ProcessEnv> = { sqlite: webhookEnv(sqliteDir, `sqlite:${path.join(sqliteDir, 'bench.sqlite3')}`) };
+    const envs: Record<string, NodeJS.ProcessEnv> = {
+      sqlite: webhookEnv(sqliteDir, `sqlite:${path.join(sqliteDir, 'bench.sqlite3')}`),
+    };
     let postgres: PrivatePostgres | null = null;
     if (postgresAvailable()) {
       postgres = await startPostgres(SERVER_CPU);
@@ -105,7 +152,13 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
       fs.mkdirSync(pgDir);
       envs.pg = webhookEnv(pgDir, await postgres.createDatabase('deliveries'));
     }
-    const base = { receiverUrl: receiver.url, caFile: tls.cert, seconds: plan.quick ? 1 : 3, warmupSeconds: plan.quick ? 0.5 : plan.warmupSeconds, serverPids: [receiver.pid] };
+    const base = {
+      receiverUrl: receiver.url,
+      caFile: tls.cert,
+      seconds: plan.quick ? 1 : 3,
+      warmupSeconds: plan.quick ? 0.5 : plan.warmupSeconds,
+      serverPids: [receiver.pid],
+    };
 
     // Throughput: per round, the engine on each database and the raw loop, in rotating order.
     const kinds = ['raw', ...Object.keys(envs)];
@@ -116,24 +169,45 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
       const results: Record<string, Line[]> = {};
       for (let i = 0; i < kinds.length; i++) {
         const kind = kinds[(i + round) % kinds.length];
-        const concurrencies = CONCURRENCIES_RUN.map((_, j) => CONCURRENCIES_RUN[(j + round) % CONCURRENCIES_RUN.length]);
+        const concurrencies = CONCURRENCIES_RUN.map(
+          (_, j) => CONCURRENCIES_RUN[(j + round) % CONCURRENCIES_RUN.length],
+        );
         results[kind] =
           kind === 'raw'
             ? await child(plan, envs.sqlite, { ...base, mode: 'raw', concurrencies })
             : await child(plan, envs[kind], { ...base, mode: 'engine', concurrencies });
       }
-      const signingConfig = { ...base, concurrencies: [SIGNING_CONCURRENCY], pairs: plan.quick ? 5 : 20, windowMs: 300 };
+      const signingConfig = {
+        ...base,
+        concurrencies: [SIGNING_CONCURRENCY],
+        pairs: plan.quick ? 5 : 20,
+        windowMs: 300,
+      };
       results.signing = await child(plan, envs.sqlite, { ...signingConfig, mode: 'signing' });
       results.signingRaw = await child(plan, envs.sqlite, { ...signingConfig, mode: 'signing-raw' });
       rounds.push(results);
-      const clean = rounds.filter((r) => Object.values(r).every((lines) => lines.every((l) => l.otherCores <= CONTENTION_LIMIT_CORES))).length;
+      const clean = rounds.filter((r) =>
+        Object.values(r).every((lines) => lines.every((l) => l.otherCores <= CONTENTION_LIMIT_CORES)),
+      ).length;
       if (clean >= wantedRounds) break;
       if (rounds.length >= wantedRounds && plan.quick) break;
     }
     const at = (lines: Line[], c: number) => lines.find((l) => l.concurrency === c)!;
-    const ratioOf = (id: string, label: string, target: Target, subject: string, subjectC: number, baseKey: string, baseC: number) => {
+    const ratioOf = (
+      id: string,
+      label: string,
+      target: Target,
+      subject: string,
+      subjectC: number,
+      baseKey: string,
+      baseC: number,
+    ) => {
       const usable = rounds.filter((r) => r[subject] && r[baseKey]);
-      const clean = usable.filter((r) => at(r[subject], subjectC).otherCores <= CONTENTION_LIMIT_CORES && at(r[baseKey], baseC).otherCores <= CONTENTION_LIMIT_CORES);
+      const clean = usable.filter(
+        (r) =>
+          at(r[subject], subjectC).otherCores <= CONTENTION_LIMIT_CORES &&
+          at(r[baseKey], baseC).otherCores <= CONTENTION_LIMIT_CORES,
+      );
       const chosen = clean.length ? clean : usable;
       const ratios = chosen.map((r) => at(r[subject], subjectC).rate / at(r[baseKey], baseC).rate);
       return judge({
@@ -150,9 +224,14 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
         target,
       });
     };
-    for (const c of CONCURRENCIES_RUN) metrics.push(ratioOf(`deliveries_sqlite_c${c}`, labels.sqlite(c), TARGETS.sqlite, 'sqlite', c, 'raw', c));
+    for (const c of CONCURRENCIES_RUN)
+      metrics.push(ratioOf(`deliveries_sqlite_c${c}`, labels.sqlite(c), TARGETS.sqlite, 'sqlite', c, 'raw', c));
     for (const c of CONCURRENCIES_RUN) {
-      metrics.push(envs.pg ? ratioOf(`deliveries_pg_c${c}`, labels.pg(c), TARGETS.pg, 'pg', c, 'raw', c) : notAvailable(`deliveries_pg_c${c}`, labels.pg(c), 'PostgreSQL not installed', TARGETS.pg));
+      metrics.push(
+        envs.pg
+          ? ratioOf(`deliveries_pg_c${c}`, labels.pg(c), TARGETS.pg, 'pg', c, 'raw', c)
+          : notAvailable(`deliveries_pg_c${c}`, labels.pg(c), 'PostgreSQL not installed', TARGETS.pg),
+      );
     }
     {
       // The delivery engine with one and two signatures per delivery, interleaved in one process
@@ -190,7 +269,12 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
     }
 
     // Latency: fresh databases, a receiver that records arrival times.
-    const recorder = await startBare({ name: 'recorder', dir, cpu: CLIENT_CPU, env: { BARE_TLS_CERT: tls.cert, BARE_TLS_KEY: tls.key, BARE_RECORD_EVENTS: '1' } });
+    const recorder = await startBare({
+      name: 'recorder',
+      dir,
+      cpu: CLIENT_CPU,
+      env: { BARE_TLS_CERT: tls.cert, BARE_TLS_KEY: tls.key, BARE_RECORD_EVENTS: '1' },
+    });
     started.push(recorder);
     const latencyDir = path.join(dir, 'latency');
     fs.mkdirSync(latencyDir);
@@ -250,10 +334,20 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
       });
       started.push(worker);
       for (const line of await child(plan, env, { ...latencyBase, mode: 'dispatch', rates: [100] })) {
-        metrics.push(latencyMetric(`distributed_${line.rate}`, labels.distributed(line.rate), TARGETS.distributed, line, 'distributed'));
+        metrics.push(
+          latencyMetric(
+            `distributed_${line.rate}`,
+            labels.distributed(line.rate),
+            TARGETS.distributed,
+            line,
+            'distributed',
+          ),
+        );
       }
     } else {
-      metrics.push(notAvailable('distributed_100', labels.distributed(100), 'PostgreSQL not installed', TARGETS.distributed));
+      metrics.push(
+        notAvailable('distributed_100', labels.distributed(100), 'PostgreSQL not installed', TARGETS.distributed),
+      );
     }
     return metrics;
   } finally {

@@ -50,7 +50,10 @@ function handle(req, res) {
 
 const tls = process.env.BARE_TLS_CERT && process.env.BARE_TLS_KEY;
 const server = tls
-  ? https.createServer({ cert: fs.readFileSync(process.env.BARE_TLS_CERT), key: fs.readFileSync(process.env.BARE_TLS_KEY) }, handle)
+  ? https.createServer(
+      { cert: fs.readFileSync(process.env.BARE_TLS_CERT), key: fs.readFileSync(process.env.BARE_TLS_KEY) },
+      handle,
+    )
   : http.createServer(handle);
 server.keepAliveTimeout = 60_000;
 server.listen(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1', () => {

@@ -16,10 +16,23 @@ const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
 export async function issueKey(db: Executor, purpose: KeyPurpose, userId: number, email: string): Promise<string> {
   const key = randomBytes(32).toString('base64url');
   const now = nowIso();
-  await db.updateTable('account_keys').set({ used_at: now }).where('user_id', '=', userId).where('purpose', '=', purpose).where('used_at', 'is', null).execute();
+  await db
+    .updateTable('account_keys')
+    .set({ used_at: now })
+    .where('user_id', '=', userId)
+    .where('purpose', '=', purpose)
+    .where('used_at', 'is', null)
+    .execute();
   await db
     .insertInto('account_keys')
-    .values({ key_hash: hashKey(key), purpose, user_id: userId, email, created_at: now, expires_at: isoAfter(KEY_TTL_SECONDS[purpose]) })
+    .values({
+      key_hash: hashKey(key),
+      purpose,
+      user_id: userId,
+      email,
+      created_at: now,
+      expires_at: isoAfter(KEY_TTL_SECONDS[purpose]),
+    })
     .execute();
   return key;
 }

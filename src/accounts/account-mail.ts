@@ -8,7 +8,9 @@ const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.char
 
 function html(paragraphs: string[], link: { href: string; label: string } | null): string {
   const body = paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('');
-  const button = link ? `<p><a href="${escapeHtml(link.href)}">${escapeHtml(link.label)}</a></p><p>${escapeHtml(link.href)}</p>` : '';
+  const button = link
+    ? `<p><a href="${escapeHtml(link.href)}">${escapeHtml(link.label)}</a></p><p>${escapeHtml(link.href)}</p>`
+    : '';
   return `<!doctype html><html><body style="font-family:sans-serif">${body}${button}</body></html>`;
 }
 
@@ -34,7 +36,13 @@ export async function sendAlreadyRegisteredMail(ctx: AppContext, trx: Executor, 
     to: email,
     subject: 'You already have an svc account',
     text,
-    html: html(['Someone tried to sign up for svc with this e-mail address, which already has an account.', `Forgot your password? ${reset}`], { href: login, label: 'Log in' }),
+    html: html(
+      [
+        'Someone tried to sign up for svc with this e-mail address, which already has an account.',
+        `Forgot your password? ${reset}`,
+      ],
+      { href: login, label: 'Log in' },
+    ),
   });
 }
 
@@ -44,7 +52,10 @@ export async function sendPasswordResetMail(ctx: AppContext, trx: Executor, emai
     to: email,
     subject: 'Reset your svc password',
     text: `To choose a new password for your svc account, open this link:\n\n${link}\n\nThe link works once and expires in 1 hour. If you did not ask for it, ignore this message: your password stays as it is.\n`,
-    html: html(['To choose a new password for your svc account, open this link. It works once and expires in 1 hour.'], { href: link, label: 'Choose a new password' }),
+    html: html(
+      ['To choose a new password for your svc account, open this link. It works once and expires in 1 hour.'],
+      { href: link, label: 'Choose a new password' },
+    ),
   });
 }
 
@@ -54,6 +65,12 @@ export async function sendPasswordChangedMail(ctx: AppContext, trx: Executor, em
     to: email,
     subject: 'Your svc password was changed',
     text: `The password of your svc account was just changed and every session was logged out.\n\nIf this was not you, reset your password now:\n\n${reset}\n`,
-    html: html(['The password of your svc account was just changed and every session was logged out.', 'If this was not you, reset your password now.'], { href: reset, label: 'Reset password' }),
+    html: html(
+      [
+        'The password of your svc account was just changed and every session was logged out.',
+        'If this was not you, reset your password now.',
+      ],
+      { href: reset, label: 'Reset password' },
+    ),
   });
 }

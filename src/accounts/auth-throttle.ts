@@ -30,7 +30,12 @@ export interface ThrottleState {
 }
 
 /** Whether the (account, address) pair is locked for `action`. One query. */
-export async function checkThrottle(ctx: AppContext, action: ThrottleAction, account: string, address: string): Promise<ThrottleState> {
+export async function checkThrottle(
+  ctx: AppContext,
+  action: ThrottleAction,
+  account: string,
+  address: string,
+): Promise<ThrottleState> {
   const b = buckets(action, account.toLowerCase(), address);
   const since = new Date(Date.now() - WINDOW_SECONDS * 1000).toISOString();
   const rows = await ctx.db.kysely
@@ -53,10 +58,18 @@ export async function checkThrottle(ctx: AppContext, action: ThrottleAction, acc
   return { locked: retryAfter > 0, retryAfter };
 }
 
-export async function recordFailure(ctx: AppContext, action: ThrottleAction, account: string, address: string): Promise<void> {
+export async function recordFailure(
+  ctx: AppContext,
+  action: ThrottleAction,
+  account: string,
+  address: string,
+): Promise<void> {
   const b = buckets(action, account.toLowerCase(), address);
   const now = nowIso();
-  await ctx.db.kysely.insertInto('auth_failures').values([b.pair, b.account, b.address].map((bucket) => ({ bucket, created_at: now }))).execute();
+  await ctx.db.kysely
+    .insertInto('auth_failures')
+    .values([b.pair, b.account, b.address].map((bucket) => ({ bucket, created_at: now })))
+    .execute();
   // Housekeeping on the write path, which only failures take: rows older than the window are dead.
   if (Math.random() < 0.05) {
     const cutoff = new Date(Date.now() - WINDOW_SECONDS * 1000).toISOString();
@@ -64,7 +77,12 @@ export async function recordFailure(ctx: AppContext, action: ThrottleAction, acc
   }
 }
 
-export async function clearFailures(ctx: AppContext, action: ThrottleAction, account: string, address: string): Promise<void> {
+export async function clearFailures(
+  ctx: AppContext,
+  action: ThrottleAction,
+  account: string,
+  address: string,
+): Promise<void> {
   const b = buckets(action, account.toLowerCase(), address);
   await ctx.db.kysely.deleteFrom('auth_failures').where('bucket', '=', b.pair).execute();
 }

@@ -10,7 +10,8 @@ function validEmail(value: string): string {
 
 const userCreate: Command = {
   path: ['user', 'create'],
-  usage: 'svc user create --email E --password P [--first-name F] [--last-name L] [--display-name D] [--verified] [--staff]',
+  usage:
+    'svc user create --email E --password P [--first-name F] [--last-name L] [--display-name D] [--verified] [--staff]',
   summary: "Creates a user and prints the new user's id.",
   options: {
     email: { type: 'string' },
@@ -25,7 +26,8 @@ const userCreate: Command = {
     const email = validEmail(required(values, 'email'));
     const password = required(values, 'password');
     // A bad argument (exit 2), checked before the database is opened.
-    if (password.length < MIN_PASSWORD_LENGTH) throw new UsageError(`--password must be at least ${MIN_PASSWORD_LENGTH} characters long`);
+    if (password.length < MIN_PASSWORD_LENGTH)
+      throw new UsageError(`--password must be at least ${MIN_PASSWORD_LENGTH} characters long`);
     const ctx = await open();
     const id = await createUser(ctx.db.kysely, {
       email,
@@ -44,12 +46,15 @@ function activation(active: boolean): Command {
   return {
     path: ['user', active ? 'activate' : 'deactivate'],
     usage: `svc user ${active ? 'activate' : 'deactivate'} --email E`,
-    summary: active ? 'Lets a deactivated user sign in and use their credentials again.' : "Deactivates a user: the user's credentials stop working on the next request.",
+    summary: active
+      ? 'Lets a deactivated user sign in and use their credentials again.'
+      : "Deactivates a user: the user's credentials stop working on the next request.",
     options: { email: { type: 'string' } },
     async run(values, { open }, io) {
       const email = validEmail(required(values, 'email'));
       const ctx = await open();
-      if (!(await setUserActive(ctx.db.kysely, email, active))) throw new NotFoundError(`no user with e-mail ${normaliseEmail(email)}`);
+      if (!(await setUserActive(ctx.db.kysely, email, active)))
+        throw new NotFoundError(`no user with e-mail ${normaliseEmail(email)}`);
       io.out(`${normaliseEmail(email)} ${active ? 'activated' : 'deactivated'}`);
     },
   };

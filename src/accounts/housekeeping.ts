@@ -16,9 +16,16 @@ export async function purgeAccountRows(ctx: Pick<AppContext, 'db'>): Promise<voi
   // Tables that grow with the users (one row per session, per refresh, per failed sign-in) go in
   // batches along their time index (db/batched-delete.ts); e-mail keys are few and short-lived.
   await purgeOlderThan(db, 'sessions', 'expires_at', now);
-  await db.deleteFrom('account_keys').where((eb) => eb.or([eb('expires_at', '<', now), eb('used_at', 'is not', null)])).execute();
+  await db
+    .deleteFrom('account_keys')
+    .where((eb) => eb.or([eb('expires_at', '<', now), eb('used_at', 'is not', null)]))
+    .execute();
   await purgeOlderThan(db, 'auth_failures', 'created_at', new Date(Date.now() - WINDOW_SECONDS * 1000).toISOString());
   await purgeOlderThan(db, 'jwt_refresh_tokens', 'expires_at', now, { key: ['token_hash'] });
 }
 
-export const accountsPurgeTask = periodic({ name: 'accounts-purge', intervalMs: ACCOUNTS_PURGE_INTERVAL_MS, round: purgeAccountRows });
+export const accountsPurgeTask = periodic({
+  name: 'accounts-purge',
+  intervalMs: ACCOUNTS_PURGE_INTERVAL_MS,
+  round: purgeAccountRows,
+});

@@ -23,10 +23,19 @@ export const Profile = Type.Object(
 const READ_ONLY = ['id', 'email'];
 
 const NameField = (description: string) =>
-  Type.Optional(Type.String({ maxLength: PROFILE_NAME_MAX_LENGTH, description: `${description}; trimmed; no links or control characters` }));
+  Type.Optional(
+    Type.String({
+      maxLength: PROFILE_NAME_MAX_LENGTH,
+      description: `${description}; trimmed; no links or control characters`,
+    }),
+  );
 
 const ProfileUpdate = Type.Object(
-  { first_name: NameField('Given name'), last_name: NameField('Family name'), display_name: NameField('Name shown to others') },
+  {
+    first_name: NameField('Given name'),
+    last_name: NameField('Family name'),
+    display_name: NameField('Name shown to others'),
+  },
   { additionalProperties: false },
 );
 
@@ -36,7 +45,10 @@ async function refuseReadOnlyFields(request: FastifyRequest) {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return;
   const present = READ_ONLY.filter((field) => Object.hasOwn(body, field));
   if (present.length > 0) {
-    throw new ValidationError('Request is invalid.', present.map((field) => ({ field, message: 'This field is read-only.' })));
+    throw new ValidationError(
+      'Request is invalid.',
+      present.map((field) => ({ field, message: 'This field is read-only.' })),
+    );
   }
 }
 
@@ -67,7 +79,7 @@ export function registerMeRoutes(app: TypedApp, ctx: AppContext) {
       config: { scopes: ['read:profile'] },
       schema: {
         operationId: 'get_me',
-        summary: 'The authenticated user\'s profile',
+        summary: "The authenticated user's profile",
         tags: ['profile'],
         response: { 200: Type.Ref('Profile'), ...authErrors },
       },
@@ -91,7 +103,11 @@ export function registerMeRoutes(app: TypedApp, ctx: AppContext) {
           'user; a request that changes nothing emits nothing. `id` and `email` are read-only (400).',
         tags: ['profile'],
         body: ProfileUpdate,
-        response: { 200: Type.Ref('Profile'), 400: { ...ProblemRef, description: 'Unknown or read-only field, too long, or a link in a name' }, ...authErrors },
+        response: {
+          200: Type.Ref('Profile'),
+          400: { ...ProblemRef, description: 'Unknown or read-only field, too long, or a link in a name' },
+          ...authErrors,
+        },
       },
     },
     async (request) => {

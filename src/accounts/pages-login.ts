@@ -62,18 +62,30 @@ export function registerLoginPages(pages: FastifyInstance, ctx: AppContext) {
     verifyCsrf(request);
     const next = safeNextPath(formString(request, 'next'));
     const session = request.identity.session;
-    if (!session || session.stage !== 'mfa') return seeOther(reply, `/accounts/login/?next=${encodeURIComponent(next)}`);
+    if (!session || session.stage !== 'mfa')
+      return seeOther(reply, `/accounts/login/?next=${encodeURIComponent(next)}`);
     const address = ctx.clientAddresses.of(request.raw);
     const account = session.account.email;
     const throttle = await checkThrottle(ctx, 'totp', account, address);
     if (throttle.locked) {
-      return renderPage(reply, 'accounts/views/login-totp', { title: 'Two-factor authentication', next, error: lockedOut(reply, throttle) }, { status: 429 });
+      return renderPage(
+        reply,
+        'accounts/views/login-totp',
+        { title: 'Two-factor authentication', next, error: lockedOut(reply, throttle) },
+        { status: 429 },
+      );
     }
     const code = formString(request, 'code', { max: 40 });
-    const ok = (await verifyTotpCode(ctx, session.account.id, code)) || (await useRecoveryCode(ctx, session.account.id, code));
+    const ok =
+      (await verifyTotpCode(ctx, session.account.id, code)) || (await useRecoveryCode(ctx, session.account.id, code));
     if (!ok) {
       await recordFailure(ctx, 'totp', account, address);
-      return renderPage(reply, 'accounts/views/login-totp', { title: 'Two-factor authentication', next, error: 'That code is not valid. Try the current code.' }, { status: 400 });
+      return renderPage(
+        reply,
+        'accounts/views/login-totp',
+        { title: 'Two-factor authentication', next, error: 'That code is not valid. Try the current code.' },
+        { status: 400 },
+      );
     }
     await clearFailures(ctx, 'totp', account, address);
     await ctx.sessions.start(request, reply, session.account.id, 'full');

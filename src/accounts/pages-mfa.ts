@@ -8,7 +8,14 @@ import { setOnce, takeOnce } from '../web/once.ts';
 import { renderPage, seeOther, setNotice, verifyCsrf } from '../web/render.ts';
 import { checkThrottle, lockedOut, recordFailure } from './auth-throttle.ts';
 import { hasRecentReauth, redirectToLogin, redirectToReauth } from './session-auth.ts';
-import { beginEnrolment, confirmEnrolment, deactivateTotp, pendingEnrolment, regenerateRecoveryCodes, totpStatus } from './totp.ts';
+import {
+  beginEnrolment,
+  confirmEnrolment,
+  deactivateTotp,
+  pendingEnrolment,
+  regenerateRecoveryCodes,
+  totpStatus,
+} from './totp.ts';
 
 const CODES_PAGE = '/accounts/mfa/recovery-codes/';
 
@@ -43,11 +50,25 @@ export function registerMfaPages(pages: FastifyInstance, ctx: AppContext) {
     if (!user) return redirectToLogin(reply, '/accounts/mfa/');
     const address = ctx.clientAddresses.of(request.raw);
     const throttle = await checkThrottle(ctx, 'totp', user.email, address);
-    if (throttle.locked) return renderPage(reply, 'accounts/views/mfa', { ...(await page(user.id, user.email)), error: lockedOut(reply, throttle) }, { status: 429 });
+    if (throttle.locked)
+      return renderPage(
+        reply,
+        'accounts/views/mfa',
+        { ...(await page(user.id, user.email)), error: lockedOut(reply, throttle) },
+        { status: 429 },
+      );
     const codes = await confirmEnrolment(ctx, user.id, formString(request, 'code', { max: 20 }));
     if (!codes) {
       await recordFailure(ctx, 'totp', user.email, address);
-      return renderPage(reply, 'accounts/views/mfa', { ...(await page(user.id, user.email)), error: 'That code is not valid. Check the time on your phone and enter the current code.' }, { status: 400 });
+      return renderPage(
+        reply,
+        'accounts/views/mfa',
+        {
+          ...(await page(user.id, user.email)),
+          error: 'That code is not valid. Check the time on your phone and enter the current code.',
+        },
+        { status: 400 },
+      );
     }
     setOnce(reply, CODES_PAGE, codes);
     setNotice(reply, 'Two-factor authentication is on.');

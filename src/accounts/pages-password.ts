@@ -27,18 +27,32 @@ export function registerPasswordPages(pages: FastifyInstance, ctx: AppContext) {
     verifyCsrf(request);
     const email = normaliseEmail(formString(request, 'email', { max: 300 }));
     if (!isValidEmail(email)) {
-      return renderPage(reply, 'accounts/views/reset-request', { title: 'Reset your password', email, error: 'Enter a valid e-mail address.' }, { status: 400 });
+      return renderPage(
+        reply,
+        'accounts/views/reset-request',
+        { title: 'Reset your password', email, error: 'Enter a valid e-mail address.' },
+        { status: 400 },
+      );
     }
     const address = ctx.clientAddresses.of(request.raw);
     const throttle = await checkThrottle(ctx, 'reset', email, address);
     if (throttle.locked) {
-      return renderPage(reply, 'accounts/views/reset-request', { title: 'Reset your password', email, error: lockedOut(reply, throttle) }, { status: 429 });
+      return renderPage(
+        reply,
+        'accounts/views/reset-request',
+        { title: 'Reset your password', email, error: lockedOut(reply, throttle) },
+        { status: 429 },
+      );
     }
     // Every request counts (known address or not), so the limit itself reveals nothing.
     await recordFailure(ctx, 'reset', email, address);
     const user = await findUserByEmail(db, email);
     if (user && user.is_active === 1) {
-      await db.transaction().execute(async (trx) => sendPasswordResetMail(ctx, trx, user.email, await issueKey(trx, 'password_reset', user.id, user.email)));
+      await db
+        .transaction()
+        .execute(async (trx) =>
+          sendPasswordResetMail(ctx, trx, user.email, await issueKey(trx, 'password_reset', user.id, user.email)),
+        );
     }
     return seeOther(reply, '/accounts/password/reset/done/');
   });
@@ -46,7 +60,9 @@ export function registerPasswordPages(pages: FastifyInstance, ctx: AppContext) {
   pages.get('/accounts/password/reset/done/', async (_request, reply) =>
     renderPage(reply, 'accounts/views/message', {
       title: 'Check your e-mail',
-      lines: ['If an account uses that address, we sent it a link to choose a new password. The link expires in 1 hour.'],
+      lines: [
+        'If an account uses that address, we sent it a link to choose a new password. The link expires in 1 hour.',
+      ],
       link: { href: '/accounts/login/', label: 'Back to log in' },
     }),
   );
@@ -55,7 +71,12 @@ export function registerPasswordPages(pages: FastifyInstance, ctx: AppContext) {
     const { key } = request.params as { key: string };
     const record = await peekKey(db, 'password_reset', key);
     if (!record) return renderError(reply, 410, INVALID_KEY, '/accounts/password/reset/');
-    return renderPage(reply, 'accounts/views/reset-key', { title: 'Choose a new password', email: record.email, key, minLength: MIN_PASSWORD_LENGTH });
+    return renderPage(reply, 'accounts/views/reset-key', {
+      title: 'Choose a new password',
+      email: record.email,
+      key,
+      minLength: MIN_PASSWORD_LENGTH,
+    });
   });
 
   pages.post('/accounts/password/reset/key/:key/', async (request, reply) => {
@@ -66,15 +87,30 @@ export function registerPasswordPages(pages: FastifyInstance, ctx: AppContext) {
     const password = formString(request, 'password', { trim: false });
     const problem = passwordProblem(password, record.email);
     if (problem) {
-      return renderPage(reply, 'accounts/views/reset-key', { title: 'Choose a new password', email: record.email, key, minLength: MIN_PASSWORD_LENGTH, error: problem }, { status: 400 });
+      return renderPage(
+        reply,
+        'accounts/views/reset-key',
+        { title: 'Choose a new password', email: record.email, key, minLength: MIN_PASSWORD_LENGTH, error: problem },
+        { status: 400 },
+      );
     }
     const hash = await hashPassword(password);
     const changed = await db.transaction().execute(async (trx) => {
       const used = await consumeKey(trx, 'password_reset', key);
       if (!used) return false;
       const now = nowIso();
-      await trx.updateTable('users').set({ password_hash: hash, updated_at: now }).where('id', '=', used.userId).execute();
-      await trx.updateTable('users').set({ email_verified_at: now }).where('id', '=', used.userId).where('email', '=', used.email).where('email_verified_at', 'is', null).execute();
+      await trx
+        .updateTable('users')
+        .set({ password_hash: hash, updated_at: now })
+        .where('id', '=', used.userId)
+        .execute();
+      await trx
+        .updateTable('users')
+        .set({ email_verified_at: now })
+        .where('id', '=', used.userId)
+        .where('email', '=', used.email)
+        .where('email_verified_at', 'is', null)
+        .execute();
       await trx.deleteFrom('sessions').where('user_id', '=', used.userId).execute();
       await sendPasswordChangedMail(ctx, trx, used.email);
       return true;

@@ -6,7 +6,13 @@ import { formString } from '../web/forms.ts';
 import { renderPage, seeOther, setNotice, verifyCsrf } from '../web/render.ts';
 import { checkThrottle, clearFailures, lockedOut, recordFailure } from './auth-throttle.ts';
 import { verifyPassword } from './passwords.ts';
-import { PROFILE_FIELDS, PROFILE_NAME_MAX_LENGTH, profileProblem, updateProfileNames, type ProfileField } from './profile.ts';
+import {
+  PROFILE_FIELDS,
+  PROFILE_NAME_MAX_LENGTH,
+  profileProblem,
+  updateProfileNames,
+  type ProfileField,
+} from './profile.ts';
 import { redirectToLogin, safeNextPath } from './session-auth.ts';
 import { hasTotp, verifyTotpCode } from './totp.ts';
 import { findUserById } from './users.ts';
@@ -40,14 +46,23 @@ export function registerProfilePages(pages: FastifyInstance, ctx: AppContext) {
     verifyCsrf(request);
     const user = request.identity.user;
     if (!user) return redirectToLogin(reply, '/accounts/profile/');
-    const values = Object.fromEntries(PROFILE_FIELDS.map((field) => [field, formString(request, field, { max: 2000 })])) as Record<ProfileField, string>;
+    const values = Object.fromEntries(
+      PROFILE_FIELDS.map((field) => [field, formString(request, field, { max: 2000 })]),
+    ) as Record<ProfileField, string>;
     const problem = profileProblem(values);
     if (problem) {
       const session = request.identity.session;
       return renderPage(
         reply,
         'accounts/views/profile',
-        { title: 'Your profile', emailVerified: session?.emailVerified ?? false, values, maxLength: PROFILE_NAME_MAX_LENGTH, sessionCount: await ctx.sessions.countForUser(user.id), error: problem },
+        {
+          title: 'Your profile',
+          emailVerified: session?.emailVerified ?? false,
+          values,
+          maxLength: PROFILE_NAME_MAX_LENGTH,
+          sessionCount: await ctx.sessions.countForUser(user.id),
+          error: problem,
+        },
         { status: 400 },
       );
     }
@@ -78,7 +93,13 @@ export function registerProfilePages(pages: FastifyInstance, ctx: AppContext) {
     if (!user || !session) return redirectToLogin(reply, `/accounts/reauthenticate/?next=${encodeURIComponent(next)}`);
     const address = ctx.clientAddresses.of(request.raw);
     const throttle = await checkThrottle(ctx, 'reauth', user.email, address);
-    if (throttle.locked) return renderPage(reply, 'accounts/views/reauthenticate', await reauthForm(user.id, next, lockedOut(reply, throttle)), { status: 429 });
+    if (throttle.locked)
+      return renderPage(
+        reply,
+        'accounts/views/reauthenticate',
+        await reauthForm(user.id, next, lockedOut(reply, throttle)),
+        { status: 429 },
+      );
     const password = formString(request, 'password', { trim: false });
     const code = formString(request, 'code', { max: 20 });
     let ok = false;
@@ -90,7 +111,9 @@ export function registerProfilePages(pages: FastifyInstance, ctx: AppContext) {
     if (!ok) {
       await recordFailure(ctx, 'reauth', user.email, address);
       const error = code ? 'That code is not valid.' : 'The password is incorrect.';
-      return renderPage(reply, 'accounts/views/reauthenticate', await reauthForm(user.id, next, error), { status: 400 });
+      return renderPage(reply, 'accounts/views/reauthenticate', await reauthForm(user.id, next, error), {
+        status: 400,
+      });
     }
     await clearFailures(ctx, 'reauth', user.email, address);
     await ctx.sessions.markReauthenticated(session.id);

@@ -33,13 +33,25 @@ export function registerSignupPages(pages: FastifyInstance, ctx: AppContext) {
     const email = normaliseEmail(formString(request, 'email', { max: 300 }));
     const password = formString(request, 'password', { trim: false });
     const form = { title: 'Sign up', email, minLength: MIN_PASSWORD_LENGTH };
-    if (!isValidEmail(email)) return renderPage(reply, 'accounts/views/signup', { ...form, error: 'Enter a valid e-mail address.' }, { status: 400 });
+    if (!isValidEmail(email))
+      return renderPage(
+        reply,
+        'accounts/views/signup',
+        { ...form, error: 'Enter a valid e-mail address.' },
+        { status: 400 },
+      );
     const problem = passwordProblem(password, email);
     if (problem) return renderPage(reply, 'accounts/views/signup', { ...form, error: problem }, { status: 400 });
     // Each sign-up sends an e-mail: limited per (address, client) like the other mail-sending forms.
     const address = ctx.clientAddresses.of(request.raw);
     const throttle = await checkThrottle(ctx, 'verify', email, address);
-    if (throttle.locked) return renderPage(reply, 'accounts/views/signup', { ...form, error: lockedOut(reply, throttle) }, { status: 429 });
+    if (throttle.locked)
+      return renderPage(
+        reply,
+        'accounts/views/signup',
+        { ...form, error: lockedOut(reply, throttle) },
+        { status: 429 },
+      );
     await recordFailure(ctx, 'verify', email, address);
 
     const existing = await findUserByEmail(db, email);
@@ -55,17 +67,35 @@ export function registerSignupPages(pages: FastifyInstance, ctx: AppContext) {
       }
       if (userId !== null) {
         const id = userId;
-        await db.transaction().execute(async (trx) => sendConfirmationMail(ctx, trx, email, await issueKey(trx, 'confirm_email', id, email)));
+        await db
+          .transaction()
+          .execute(async (trx) =>
+            sendConfirmationMail(ctx, trx, email, await issueKey(trx, 'confirm_email', id, email)),
+          );
       }
     }
-    return renderPage(reply, 'accounts/views/message', { title: 'Check your e-mail', lines: CHECK_MAIL(email), link: null });
+    return renderPage(reply, 'accounts/views/message', {
+      title: 'Check your e-mail',
+      lines: CHECK_MAIL(email),
+      link: null,
+    });
   });
 
   pages.get('/accounts/confirm-email/:key/', async (request, reply) => {
     const { key } = request.params as { key: string };
     const record = await peekKey(db, 'confirm_email', key);
-    if (!record) return renderError(reply, 410, 'This confirmation link is invalid, expired or already used. Log in and ask for a new one from your profile.', '/accounts/login/');
-    return renderPage(reply, 'accounts/views/confirm-email', { title: 'Confirm your e-mail address', email: record.email, key });
+    if (!record)
+      return renderError(
+        reply,
+        410,
+        'This confirmation link is invalid, expired or already used. Log in and ask for a new one from your profile.',
+        '/accounts/login/',
+      );
+    return renderPage(reply, 'accounts/views/confirm-email', {
+      title: 'Confirm your e-mail address',
+      email: record.email,
+      key,
+    });
   });
 
   pages.post('/accounts/confirm-email/:key/', async (request, reply) => {
@@ -83,7 +113,8 @@ export function registerSignupPages(pages: FastifyInstance, ctx: AppContext) {
         .executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
     });
-    if (!confirmed) return renderError(reply, 410, 'This confirmation link is invalid, expired or already used.', '/accounts/login/');
+    if (!confirmed)
+      return renderError(reply, 410, 'This confirmation link is invalid, expired or already used.', '/accounts/login/');
     setNotice(reply, 'Your e-mail address is confirmed.');
     return seeOther(reply, request.identity.user ? '/accounts/profile/' : '/accounts/login/');
   });
@@ -105,7 +136,11 @@ export function registerSignupPages(pages: FastifyInstance, ctx: AppContext) {
       return seeOther(reply, back);
     }
     await recordFailure(ctx, 'verify', user.email, address);
-    await db.transaction().execute(async (trx) => sendConfirmationMail(ctx, trx, user.email, await issueKey(trx, 'confirm_email', user.id, user.email)));
+    await db
+      .transaction()
+      .execute(async (trx) =>
+        sendConfirmationMail(ctx, trx, user.email, await issueKey(trx, 'confirm_email', user.id, user.email)),
+      );
     setNotice(reply, `We sent a new confirmation link to ${user.email}.`);
     return seeOther(reply, back);
   });

@@ -30,10 +30,13 @@ export function isCommonPassword(password: string): boolean {
 
 /** The reason a password is refused, or null when it is acceptable. */
 export function passwordProblem(password: string, email = ''): string | null {
-  if (password.length < MIN_PASSWORD_LENGTH) return `The password must be at least ${MIN_PASSWORD_LENGTH} characters long.`;
-  if (password.length > MAX_PASSWORD_LENGTH) return `The password must be at most ${MAX_PASSWORD_LENGTH} characters long.`;
+  if (password.length < MIN_PASSWORD_LENGTH)
+    return `The password must be at least ${MIN_PASSWORD_LENGTH} characters long.`;
+  if (password.length > MAX_PASSWORD_LENGTH)
+    return `The password must be at most ${MAX_PASSWORD_LENGTH} characters long.`;
   const lowered = password.toLowerCase();
-  if (email && (lowered === email.toLowerCase() || lowered === email.toLowerCase().split('@')[0])) return 'The password must not be your e-mail address.';
+  if (email && (lowered === email.toLowerCase() || lowered === email.toLowerCase().split('@')[0]))
+    return 'The password must not be your e-mail address.';
   if (isCommonPassword(password)) return 'This password is too common. Choose one that is harder to guess.';
   return null;
 }

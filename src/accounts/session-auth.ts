@@ -26,13 +26,19 @@ export function safeNextPath(next: unknown, fallback = '/accounts/profile/'): st
 /** 303 to the login page, which comes back to `nextPath` (a local path) after login (and TOTP). */
 export function redirectToLogin(reply: FastifyReply, nextPath: string) {
   const next = safeNextPath(nextPath);
-  return reply.code(303).header('Location', `/accounts/login/?next=${encodeURIComponent(next)}`).send();
+  return reply
+    .code(303)
+    .header('Location', `/accounts/login/?next=${encodeURIComponent(next)}`)
+    .send();
 }
 
 /** 303 to the re-authentication page, which comes back to `nextPath`. */
 export function redirectToReauth(reply: FastifyReply, nextPath: string) {
   const next = safeNextPath(nextPath);
-  return reply.code(303).header('Location', `/accounts/reauthenticate/?next=${encodeURIComponent(next)}`).send();
+  return reply
+    .code(303)
+    .header('Location', `/accounts/reauthenticate/?next=${encodeURIComponent(next)}`)
+    .send();
 }
 
 /**
@@ -41,7 +47,9 @@ export function redirectToReauth(reply: FastifyReply, nextPath: string) {
  */
 export function hasRecentReauth(request: FastifyRequest, maxAgeSeconds: number): boolean {
   const session = request.identity.session;
-  return session?.stage === 'full' && session.reauthAt !== null && Date.now() - session.reauthAt <= maxAgeSeconds * 1000;
+  return (
+    session?.stage === 'full' && session.reauthAt !== null && Date.now() - session.reauthAt <= maxAgeSeconds * 1000
+  );
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -54,7 +62,14 @@ function csrfSeedOf(request: FastifyRequest): string | undefined {
 /** The identity a session gives: a full session's user, or (pending TOTP) no user but the session. */
 export function sessionIdentity(session: SessionInfo): Identity {
   if (session.stage !== 'full') return { ...ANONYMOUS, session };
-  return { user: session.account, kind: 'session', credentialId: `session:${session.id.slice(0, 16)}`, scopes: null, session, credentialError: null };
+  return {
+    user: session.account,
+    kind: 'session',
+    credentialId: `session:${session.id.slice(0, 16)}`,
+    scopes: null,
+    session,
+    credentialError: null,
+  };
 }
 
 /** The session resolver, registered with ctx.authenticator.useSessions(). */
@@ -72,8 +87,14 @@ export function sessionResolver(ctx: AppContext): SessionResolver {
       if (!cookie || request.url.startsWith('/api/auth/')) return null;
       return ctx.sessions.load(cookie).then((session) => {
         if (!session || session.stage !== 'full') return ANONYMOUS;
-        if (!SAFE_METHODS.has(request.method) && !csrfTokenMatches(secretKey, csrfSeedOf(request), session.id, request.headers[CSRF_HEADER])) {
-          throw new HttpProblem(403, `A request authenticated by the session cookie must send the X-CSRF-Token header with the page's CSRF token.`);
+        if (
+          !SAFE_METHODS.has(request.method) &&
+          !csrfTokenMatches(secretKey, csrfSeedOf(request), session.id, request.headers[CSRF_HEADER])
+        ) {
+          throw new HttpProblem(
+            403,
+            `A request authenticated by the session cookie must send the X-CSRF-Token header with the page's CSRF token.`,
+          );
         }
         return sessionIdentity(session);
       });

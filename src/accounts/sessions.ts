@@ -54,13 +54,31 @@ export class SessionStore {
     const row = await db
       .selectFrom('sessions as s')
       .innerJoin('users as u', 'u.id', 's.user_id')
-      .select(['s.id as session_id', 's.stage', 's.reauth_at', 's.last_seen_at', 's.expires_at', 'u.id', 'u.email', 'u.first_name', 'u.last_name', 'u.display_name', 'u.is_staff', 'u.is_active', 'u.email_verified_at'])
+      .select([
+        's.id as session_id',
+        's.stage',
+        's.reauth_at',
+        's.last_seen_at',
+        's.expires_at',
+        'u.id',
+        'u.email',
+        'u.first_name',
+        'u.last_name',
+        'u.display_name',
+        'u.is_staff',
+        'u.is_active',
+        'u.email_verified_at',
+      ])
       .where('s.id', '=', hashOf(cookie))
       .executeTakeFirst();
     if (!row || row.is_active !== 1 || Date.parse(row.expires_at) <= now) return null;
     if (now - Date.parse(row.last_seen_at) > LAST_SEEN_GRANULARITY_MS) {
       // Not awaited: a lost timestamp is harmless, a slower page is not.
-      db.updateTable('sessions').set({ last_seen_at: new Date(now).toISOString() }).where('id', '=', row.session_id).execute().catch(() => {});
+      db.updateTable('sessions')
+        .set({ last_seen_at: new Date(now).toISOString() })
+        .where('id', '=', row.session_id)
+        .execute()
+        .catch(() => {});
     }
     return {
       id: row.session_id,

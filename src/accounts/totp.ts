@@ -17,7 +17,14 @@ const RECOVERY_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
 const context = (userId: number) => `totp:${userId}`;
 
 function totpFor(secretBase32: string, label: string) {
-  return new TOTP({ issuer: ISSUER, label, algorithm: 'SHA1', digits: 6, period: PERIOD, secret: Secret.fromBase32(secretBase32) });
+  return new TOTP({
+    issuer: ISSUER,
+    label,
+    algorithm: 'SHA1',
+    digits: 6,
+    period: PERIOD,
+    secret: Secret.fromBase32(secretBase32),
+  });
 }
 
 export interface TotpStatus {
@@ -27,7 +34,11 @@ export interface TotpStatus {
 }
 
 export async function totpStatus(ctx: AppContext, userId: number): Promise<TotpStatus> {
-  const row = await ctx.db.kysely.selectFrom('user_totp').select(['confirmed_at']).where('user_id', '=', userId).executeTakeFirst();
+  const row = await ctx.db.kysely
+    .selectFrom('user_totp')
+    .select(['confirmed_at'])
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
   const left = await ctx.db.kysely
     .selectFrom('recovery_codes')
     .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -38,7 +49,11 @@ export async function totpStatus(ctx: AppContext, userId: number): Promise<TotpS
 }
 
 export async function hasTotp(ctx: AppContext, userId: number): Promise<boolean> {
-  const row = await ctx.db.kysely.selectFrom('user_totp').select('confirmed_at').where('user_id', '=', userId).executeTakeFirst();
+  const row = await ctx.db.kysely
+    .selectFrom('user_totp')
+    .select('confirmed_at')
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
   return !!row?.confirmed_at;
 }
 
@@ -48,7 +63,10 @@ export async function beginEnrolment(ctx: AppContext, userId: number): Promise<b
   const secret = new Secret({ size: 20 }).base32;
   const encrypted = encryptSecret(ctx.config.secretKey!, secret, context(userId));
   await ctx.db.kysely.deleteFrom('user_totp').where('user_id', '=', userId).execute();
-  await ctx.db.kysely.insertInto('user_totp').values({ user_id: userId, secret_encrypted: encrypted, confirmed_at: null, created_at: nowIso() }).execute();
+  await ctx.db.kysely
+    .insertInto('user_totp')
+    .values({ user_id: userId, secret_encrypted: encrypted, confirmed_at: null, created_at: nowIso() })
+    .execute();
   return true;
 }
 
@@ -62,7 +80,11 @@ export interface EnrolmentView {
 
 /** What the enrolment page shows for an unconfirmed seed, or null when none is pending. */
 export async function pendingEnrolment(ctx: AppContext, userId: number, email: string): Promise<EnrolmentView | null> {
-  const row = await ctx.db.kysely.selectFrom('user_totp').select(['secret_encrypted', 'confirmed_at']).where('user_id', '=', userId).executeTakeFirst();
+  const row = await ctx.db.kysely
+    .selectFrom('user_totp')
+    .select(['secret_encrypted', 'confirmed_at'])
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
   if (!row || row.confirmed_at) return null;
   const secret = decryptSecret(ctx.config.secretKey!, row.secret_encrypted, context(userId));
   const uri = totpFor(secret, email).toString();
@@ -81,7 +103,12 @@ export async function pendingEnrolment(ctx: AppContext, userId: number, email: s
  * Checks a 6-digit code against the user's seed (confirmed, or the pending one when `pending`) and,
  * when it fits a step not used before, records that step. True only then.
  */
-export async function verifyTotpCode(ctx: AppContext, userId: number, code: string, options: { pending?: boolean } = {}): Promise<boolean> {
+export async function verifyTotpCode(
+  ctx: AppContext,
+  userId: number,
+  code: string,
+  options: { pending?: boolean } = {},
+): Promise<boolean> {
   const digits = code.replace(/\s+/g, '');
   if (!/^\d{6}$/.test(digits)) return false;
   const row = await ctx.db.kysely.selectFrom('user_totp').selectAll().where('user_id', '=', userId).executeTakeFirst();
@@ -115,7 +142,10 @@ export async function regenerateRecoveryCodes(ctx: AppContext, userId: number): 
   const now = nowIso();
   await ctx.db.kysely.transaction().execute(async (trx) => {
     await trx.deleteFrom('recovery_codes').where('user_id', '=', userId).execute();
-    await trx.insertInto('recovery_codes').values(codes.map((code) => ({ user_id: userId, code_hash: hashCode(code), used_at: null, created_at: now }))).execute();
+    await trx
+      .insertInto('recovery_codes')
+      .values(codes.map((code) => ({ user_id: userId, code_hash: hashCode(code), used_at: null, created_at: now })))
+      .execute();
   });
   return codes;
 }
@@ -123,7 +153,12 @@ export async function regenerateRecoveryCodes(ctx: AppContext, userId: number): 
 /** Confirms a pending enrolment with a code; returns the recovery codes, or null when the code is wrong. */
 export async function confirmEnrolment(ctx: AppContext, userId: number, code: string): Promise<string[] | null> {
   if (!(await verifyTotpCode(ctx, userId, code, { pending: true }))) return null;
-  await ctx.db.kysely.updateTable('user_totp').set({ confirmed_at: nowIso() }).where('user_id', '=', userId).where('confirmed_at', 'is', null).execute();
+  await ctx.db.kysely
+    .updateTable('user_totp')
+    .set({ confirmed_at: nowIso() })
+    .where('user_id', '=', userId)
+    .where('confirmed_at', 'is', null)
+    .execute();
   return regenerateRecoveryCodes(ctx, userId);
 }
 

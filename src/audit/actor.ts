@@ -31,7 +31,9 @@ export function requestActor(request: FastifyRequest, addresses: ClientAddresses
   const identity = request.identity;
   if (!isAuthenticated(identity)) throw new Error('requestActor() needs an authenticated request');
   const prefix = `${identity.kind}:`;
-  const credentialId = identity.credentialId.startsWith(prefix) ? identity.credentialId.slice(prefix.length) : identity.credentialId;
+  const credentialId = identity.credentialId.startsWith(prefix)
+    ? identity.credentialId.slice(prefix.length)
+    : identity.credentialId;
   const userAgent = request.headers['user-agent'];
   return {
     type: 'user',

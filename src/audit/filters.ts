@@ -32,7 +32,8 @@ const invalid = (field: string, message: string) => new ValidationError(`${field
 export function readAuditFilters(query: AuditQuery): AuditFilters {
   const filters: AuditFilters = {};
   if (query.action !== undefined) {
-    if (!isAuditAction(query.action)) throw invalid('action', `Not an audit action; one of: ${AUDIT_ACTION_NAMES.join(', ')}.`);
+    if (!isAuditAction(query.action))
+      throw invalid('action', `Not an audit action; one of: ${AUDIT_ACTION_NAMES.join(', ')}.`);
     filters.action = query.action;
   }
   if (query.actor_id !== undefined) {
@@ -43,7 +44,11 @@ export function readAuditFilters(query: AuditQuery): AuditFilters {
     const value = query[field];
     if (value === undefined) continue;
     const instant = parseInstant(value);
-    if (instant === null) throw invalid(field, 'Must be an ISO 8601 date or date-time with a zone, such as 2026-01-31 or 2026-01-31T12:00:00Z.');
+    if (instant === null)
+      throw invalid(
+        field,
+        'Must be an ISO 8601 date or date-time with a zone, such as 2026-01-31 or 2026-01-31T12:00:00Z.',
+      );
     filters[field] = instant;
   }
   if (filters.since !== undefined && filters.until !== undefined && filters.since >= filters.until) {

@@ -18,11 +18,20 @@ import { auditEntriesQuery, auditEntryView, type AuditEntryView } from './store.
  * the teams capability's page check, handed over by the dashboard so that this folder, which the
  * teams services write through, does not import them back.
  */
-export type TeamPageAccess = (db: Kysely<Database>, request: FastifyRequest) => Promise<{ team: { id: string; name: string; role: string }; base: string }>;
+export type TeamPageAccess = (
+  db: Kysely<Database>,
+  request: FastifyRequest,
+) => Promise<{ team: { id: string; name: string; role: string }; base: string }>;
 
 const minuteUtc = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 
-const CREDENTIALS: Record<string, string> = { session: 'browser session', pat: 'personal access token', oauth: 'OAuth token', jwt: 'JWT', cli: 'svc CLI' };
+const CREDENTIALS: Record<string, string> = {
+  session: 'browser session',
+  pat: 'personal access token',
+  oauth: 'OAuth token',
+  jwt: 'JWT',
+  cli: 'svc CLI',
+};
 
 /** Who, in words: the user's e-mail, or the system; and through what. */
 function byWhom(entry: AuditEntryView): { who: string; via: string } {
@@ -34,7 +43,13 @@ function byWhom(entry: AuditEntryView): { who: string; via: string } {
 }
 
 const shown = (value: unknown): string =>
-  value === null || value === undefined ? '—' : Array.isArray(value) ? value.join(', ') : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  value === null || value === undefined
+    ? '—'
+    : Array.isArray(value)
+      ? value.join(', ')
+      : typeof value === 'object'
+        ? JSON.stringify(value)
+        : String(value);
 
 /** One line per field of `data`: "name: Old → New" for a change, "role: admin" for a fact. */
 export function detailLines(data: Record<string, unknown>): string[] {
@@ -54,15 +69,23 @@ export function registerAuditPage(pages: FastifyInstance, ctx: AppContext, teamP
     }
     // The filter form sends every field; an empty one is no filter.
     const raw = request.query as Record<string, unknown>;
-    const given = (name: keyof AuditQuery) => (typeof raw[name] === 'string' && raw[name] !== '' ? (raw[name] as string) : undefined);
+    const given = (name: keyof AuditQuery) =>
+      typeof raw[name] === 'string' && raw[name] !== '' ? (raw[name] as string) : undefined;
     const form = { action: given('action'), actor_id: given('actor_id'), since: given('since'), until: given('until') };
     const query = auditEntriesQuery(ctx.db.kysely, access.team.id, readAuditFilters(form));
-    const page = await cursorPage({ request, query, baseUrl: ctx.config.baseUrl, secret: ctx.config.secretKey!, createdAtColumn: 'occurred_at' });
+    const page = await cursorPage({
+      request,
+      query,
+      baseUrl: ctx.config.baseUrl,
+      secret: ctx.config.secretKey!,
+      createdAtColumn: 'occurred_at',
+    });
     const entries = page.results.map(auditEntryView).map((entry) => ({
       ...entry,
       time: minuteUtc(entry.occurred_at),
       ...byWhom(entry),
-      target: entry.target.type === 'team' ? 'the team' : `${entry.target.type.replaceAll('_', ' ')} ${entry.target.id}`,
+      target:
+        entry.target.type === 'team' ? 'the team' : `${entry.target.type.replaceAll('_', ' ')} ${entry.target.id}`,
       details: detailLines(entry.data),
     }));
     return renderPage(reply, 'audit/views/audit', {
@@ -71,7 +94,12 @@ export function registerAuditPage(pages: FastifyInstance, ctx: AppContext, teamP
       base: access.base,
       path: `${access.base}audit/`,
       actions: AUDIT_ACTION_NAMES,
-      form: { action: form.action ?? '', actor_id: form.actor_id ?? '', since: form.since ?? '', until: form.until ?? '' },
+      form: {
+        action: form.action ?? '',
+        actor_id: form.actor_id ?? '',
+        since: form.since ?? '',
+        until: form.until ?? '',
+      },
       filtered: Object.values(form).some((value) => value !== undefined),
       entries,
       newerPage: page.previous,

@@ -52,7 +52,8 @@ export function changedFields<T extends Record<string, unknown>>(before: T, afte
   const changed: Record<string, Change> = {};
   for (const [field, value] of Object.entries(after)) {
     if (value === undefined) continue;
-    if (JSON.stringify(before[field]) !== JSON.stringify(value)) changed[field] = { before: before[field], after: value };
+    if (JSON.stringify(before[field]) !== JSON.stringify(value))
+      changed[field] = { before: before[field], after: value };
   }
   return changed;
 }

@@ -16,7 +16,11 @@ import { auditEntriesQuery, auditEntryView } from './store.ts';
  * builds the app (the teams capability's teamForMember), so that this folder, which the teams
  * services write through, does not import them back.
  */
-export type TeamAccess = (db: AppContext['db']['kysely'], teamId: string, userId: number) => Promise<{ id: string; role: string } | undefined>;
+export type TeamAccess = (
+  db: AppContext['db']['kysely'],
+  teamId: string,
+  userId: number,
+) => Promise<{ id: string; role: string } | undefined>;
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -30,16 +34,30 @@ export const AuditEntry = Type.Object(
       id: Type.Union([Type.Integer({ description: 'The user id' }), Type.Null()]),
       email: Nullable(Type.String({ description: 'The e-mail address the user had then' })),
     }),
-    credential: Type.Union([
-      Type.Object({
-        type: Type.Union(['session', 'pat', 'oauth', 'jwt', 'cli'].map((kind) => Type.Literal(kind))),
-        id: Nullable(Type.String({ description: "The credential's id (never the credential); for cli, the operating-system account" })),
-      }),
-      Type.Null(),
-    ], { description: 'What proved the actor; null when the service acted on its own' }),
+    credential: Type.Union(
+      [
+        Type.Object({
+          type: Type.Union(['session', 'pat', 'oauth', 'jwt', 'cli'].map((kind) => Type.Literal(kind))),
+          id: Nullable(
+            Type.String({
+              description: "The credential's id (never the credential); for cli, the operating-system account",
+            }),
+          ),
+        }),
+        Type.Null(),
+      ],
+      { description: 'What proved the actor; null when the service acted on its own' },
+    ),
     target: Type.Object({ type: Type.String(), id: Type.String() }),
-    context: Type.Object({ ip: Nullable(Type.String()), user_agent: Nullable(Type.String()), request_id: Nullable(Type.String()) }),
-    data: Type.Object({}, { additionalProperties: true, description: 'Before/after of the changed fields; never a secret' }),
+    context: Type.Object({
+      ip: Nullable(Type.String()),
+      user_agent: Nullable(Type.String()),
+      request_id: Nullable(Type.String()),
+    }),
+    data: Type.Object(
+      {},
+      { additionalProperties: true, description: 'Before/after of the changed fields; never a secret' },
+    ),
   },
   { $id: 'AuditEntry' },
 );
@@ -81,9 +99,16 @@ export function registerAuditRoutes(app: TypedApp, ctx: AppContext, teamAccess: 
     async (request) => {
       const team = await teamAccess(db.kysely, request.params.team_id, requireUser(request).user.id);
       if (!team) throw new NotFoundError();
-      if (team.role !== 'owner' && team.role !== 'admin') throw new ForbiddenError('Only owners and admins of the team can read its audit log.');
+      if (team.role !== 'owner' && team.role !== 'admin')
+        throw new ForbiddenError('Only owners and admins of the team can read its audit log.');
       const query = auditEntriesQuery(db.kysely, team.id, readAuditFilters(request.query));
-      const page = await cursorPage({ request, query, baseUrl: config.baseUrl, secret: config.secretKey!, createdAtColumn: 'occurred_at' });
+      const page = await cursorPage({
+        request,
+        query,
+        baseUrl: config.baseUrl,
+        secret: config.secretKey!,
+        createdAtColumn: 'occurred_at',
+      });
       return { ...page, results: page.results.map(auditEntryView) };
     },
   );

@@ -60,7 +60,9 @@ export async function purgeAuditEntries(db: Executor, retentionDays: number, now
   let deleted = 0;
   for (;;) {
     const result = await sql`delete from audit_entries where id in (
-        select id from audit_entries where occurred_at < ${cutoff} order by occurred_at limit ${PURGE_CHUNK})`.execute(db);
+        select id from audit_entries where occurred_at < ${cutoff} order by occurred_at limit ${PURGE_CHUNK})`.execute(
+      db,
+    );
     const n = Number(result.numAffectedRows ?? 0);
     deleted += n;
     if (n < PURGE_CHUNK) return deleted;

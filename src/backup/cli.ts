@@ -9,18 +9,25 @@ const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 /** The target must be a new file in an existing directory; checked before anything is opened. */
 function checkTarget(target: string) {
   // lstat: a symbolic link, even a dangling one, is a name that exists.
-  if (fs.lstatSync(target, { throwIfNoEntry: false })) throw new UsageError(`${target} already exists; svc backup never replaces a file`);
+  if (fs.lstatSync(target, { throwIfNoEntry: false }))
+    throw new UsageError(`${target} already exists; svc backup never replaces a file`);
   const directory = path.dirname(target);
-  if (!fs.statSync(directory, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`the directory ${directory} does not exist`);
+  if (!fs.statSync(directory, { throwIfNoEntry: false })?.isDirectory())
+    throw new UsageError(`the directory ${directory} does not exist`);
 }
 
 /** The SQLite file DATABASE_URL names; PostgreSQL and in-memory databases have none to copy. */
 function sourceFile(databaseUrl: string): string {
   if (!databaseUrl.startsWith('sqlite:')) {
-    throw new UsageError('DATABASE_URL is PostgreSQL: back it up with pg_dump (docs/operations.md); svc backup copies the embedded SQLite database');
+    throw new UsageError(
+      'DATABASE_URL is PostgreSQL: back it up with pg_dump (docs/operations.md); svc backup copies the embedded SQLite database',
+    );
   }
   const location = databaseUrl.slice('sqlite:'.length);
-  if (location === ':memory:') throw new UsageError('DATABASE_URL is sqlite::memory:, which lives inside one process; there is no file to back up');
+  if (location === ':memory:')
+    throw new UsageError(
+      'DATABASE_URL is sqlite::memory:, which lives inside one process; there is no file to back up',
+    );
   const file = path.resolve(location);
   if (!fs.existsSync(file)) throw new CommandError(`no database file at ${file}`);
   return file;
@@ -70,7 +77,9 @@ const backupCommand: Command = {
       });
       report(result.pages, result.pages);
       if (shown) terminal?.write('\n');
-      io.out(`backup written to ${result.file}: ${humanSize(result.bytes)} (${result.bytes} bytes, ${result.pages} pages)`);
+      io.out(
+        `backup written to ${result.file}: ${humanSize(result.bytes)} (${result.bytes} bytes, ${result.pages} pages)`,
+      );
       printTable(io, result.rows, false);
     } catch (error) {
       if (shown) terminal?.write('\n');

@@ -72,7 +72,8 @@ export async function backupSqlite(source: string, target: string, options: Back
     publish(partial, target);
     return { file: target, bytes, pages, rows };
   } finally {
-    for (const leftover of [partial, `${partial}-journal`, `${partial}-wal`, `${partial}-shm`]) fs.rmSync(leftover, { force: true });
+    for (const leftover of [partial, `${partial}-journal`, `${partial}-wal`, `${partial}-shm`])
+      fs.rmSync(leftover, { force: true });
   }
 }
 
@@ -109,7 +110,9 @@ function checkAndCount(file: string): BackupResult['rows'] {
       throw new Error(`the copy failed SQLite's quick_check: ${check.map((row) => row.quick_check).join('; ')}`);
     }
     const present = new Set(
-      (copy.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").all() as { name: string }[]).map((row) => row.name),
+      (copy.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").all() as { name: string }[]).map(
+        (row) => row.name,
+      ),
     );
     return COUNTED_TABLES.filter((table) => present.has(table)).map((table) => ({
       table,
@@ -127,9 +130,11 @@ function publish(partial: string, target: string) {
     fs.linkSync(partial, target);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') throw new Error(`${target} was created by something else during the backup; nothing was written`);
+    if (code === 'EEXIST')
+      throw new Error(`${target} was created by something else during the backup; nothing was written`);
     // A file system without hard links: rename, which replaces silently, after one more look.
-    if (fs.existsSync(target)) throw new Error(`${target} was created by something else during the backup; nothing was written`);
+    if (fs.existsSync(target))
+      throw new Error(`${target} was created by something else during the backup; nothing was written`);
     fs.renameSync(partial, target);
   }
   syncDirectory(path.dirname(target));

@@ -62,9 +62,14 @@ export function printTable(io: CliIo, rows: Record<string, unknown>[], json: boo
     return;
   }
   const columns = Object.keys(rows[0]);
-  const cell = (value: unknown) => (value === null || value === undefined ? '-' : Array.isArray(value) ? value.join(' ') : String(value));
+  const cell = (value: unknown) =>
+    value === null || value === undefined ? '-' : Array.isArray(value) ? value.join(' ') : String(value);
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   io.out(line(columns.map((c) => c.toUpperCase())));
   for (const row of rows) io.out(line(columns.map((c) => cell(row[c]))));
 }

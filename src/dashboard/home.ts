@@ -9,7 +9,10 @@ export function registerHomePage(pages: FastifyInstance, ctx: AppContext) {
   pages.get('/', async (request, reply) => {
     const user = request.identity.user;
     if (!user) {
-      return renderPage(reply, 'dashboard/views/landing', { title: 'Welcome to svc', apiDocs: ctx.config.apiDocsPublic ? '/api/docs/' : null });
+      return renderPage(reply, 'dashboard/views/landing', {
+        title: 'Welcome to svc',
+        apiDocs: ctx.config.apiDocsPublic ? '/api/docs/' : null,
+      });
     }
     return renderPage(reply, 'dashboard/views/home', {
       title: 'Dashboard',

@@ -12,7 +12,11 @@ import { registerHomePage } from './home.ts';
 /** Registers one capability's dashboard pages into the group. */
 export type DashboardPages = (pages: FastifyInstance, ctx: AppContext) => void;
 
-export async function registerDashboard(app: FastifyInstance, ctx: AppContext, capabilityPages: readonly DashboardPages[]) {
+export async function registerDashboard(
+  app: FastifyInstance,
+  ctx: AppContext,
+  capabilityPages: readonly DashboardPages[],
+) {
   await app.register(async (pages) => {
     usePageErrors(pages, '/');
     pages.addHook('preHandler', async (request, reply) => {

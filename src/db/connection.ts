@@ -81,10 +81,18 @@ export function openDb(databaseUrl: string, options: { poolSize?: number; sqlite
   // Writes to the tables other processes cache are published (NOTIFY) before the write's promise
   // resolves, so a writer that then sends a request finds every server already told.
   const publisher = new WritePublisher(pg.Client, databaseUrl);
-  const publish = (table: string, columns: readonly string[] | null) => (isPublishedWrite(table, columns) ? publisher.publish(table) : undefined);
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [new WriteWatchPlugin(publish)] });
+  const publish = (table: string, columns: readonly string[] | null) =>
+    isPublishedWrite(table, columns) ? publisher.publish(table) : undefined;
+  const kysely = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool }),
+    plugins: [new WriteWatchPlugin(publish)],
+  });
   const feed = new WriteFeed(pool);
-  externalChangeSources.set(kysely, { kind: 'feed', subscribe: (listener) => feed.subscribe(listener), live: () => feed.live });
+  externalChangeSources.set(kysely, {
+    kind: 'feed',
+    subscribe: (listener) => feed.subscribe(listener),
+    live: () => feed.live,
+  });
   return {
     kysely,
     dialect: 'postgres',

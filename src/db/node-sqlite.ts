@@ -51,7 +51,9 @@ export function openNodeSqlite(
   lockPollMs: number,
 ): SqliteDatabase & { dataVersion(): number; released(): Promise<void> } {
   const database = new DatabaseSync(location, { enableForeignKeyConstraints: true, timeout: busyTimeoutMs });
-  database.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${Math.min(lockPollMs, busyTimeoutMs)};`);
+  database.exec(
+    `PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${Math.min(lockPollMs, busyTimeoutMs)};`,
+  );
   const cache = new Map<string, CachedStatement>();
   const dataVersion = database.prepare('PRAGMA data_version');
   // WAL checkpoints (and their fsyncs) on a helper thread, off the event loop.

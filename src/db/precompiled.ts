@@ -30,10 +30,17 @@ export class Precompiled<Values extends Record<string, unknown>> {
   execute(executor: Executor, values: Values): Promise<QueryResult<unknown>> {
     if (!this.#compiled) {
       const query = this.#build().compile(executor);
-      const parameters = query.parameters.map((p) => (isMarker(p) ? { name: p[BOUND] as keyof Values } : { constant: p }));
+      const parameters = query.parameters.map((p) =>
+        isMarker(p) ? { name: p[BOUND] as keyof Values } : { constant: p },
+      );
       this.#compiled = { sql: query.sql, parameters };
     }
     const { sql, parameters } = this.#compiled;
-    return executor.executeQuery(CompiledQuery.raw(sql, parameters.map((p) => ('name' in p ? values[p.name] : p.constant))));
+    return executor.executeQuery(
+      CompiledQuery.raw(
+        sql,
+        parameters.map((p) => ('name' in p ? values[p.name] : p.constant)),
+      ),
+    );
   }
 }

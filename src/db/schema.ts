@@ -5,9 +5,21 @@
 // flags are integers 0/1, lists and objects are JSON text.
 import type { Generated, Insertable, Kysely, Selectable, Transaction } from 'kysely';
 import type { AuditEntriesTable } from './tables/audit.ts';
-import type { AccountKeysTable, AuthFailuresTable, RecoveryCodesTable, SessionsTable, UsersTable, UserTotpTable } from './tables/accounts.ts';
+import type {
+  AccountKeysTable,
+  AuthFailuresTable,
+  RecoveryCodesTable,
+  SessionsTable,
+  UsersTable,
+  UserTotpTable,
+} from './tables/accounts.ts';
 import type { JwtKeysTable, JwtRefreshTokensTable, PersonalAccessTokensTable } from './tables/tokens.ts';
-import type { OAuthConsentsTable, OAuthDevicePollsTable, OAuthModelsTable, OAuthUserCodeFailuresTable } from './tables/oauth.ts';
+import type {
+  OAuthConsentsTable,
+  OAuthDevicePollsTable,
+  OAuthModelsTable,
+  OAuthUserCodeFailuresTable,
+} from './tables/oauth.ts';
 import type { InvitationsTable, MembershipsTable, TeamsTable } from './tables/teams.ts';
 import type { EventsTable, WebhookDeliveriesTable, WebhookSubscriptionsTable } from './tables/webhooks.ts';
 import type { MailEventsTable, MailOutboxTable, MailSuppressionsTable } from './tables/mail.ts';

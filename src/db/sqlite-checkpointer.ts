@@ -81,7 +81,11 @@ export interface CheckpointerOptions {
   restartAfterFrames?: number;
 }
 
-export function startCheckpointer(database: DatabaseSync, location: string, options: CheckpointerOptions = {}): Checkpointer {
+export function startCheckpointer(
+  database: DatabaseSync,
+  location: string,
+  options: CheckpointerOptions = {},
+): Checkpointer {
   const { startAfterMs = START_AFTER_MS, restartAfterFrames = RESTART_AFTER_FRAMES } = options;
   let worker: Worker | null = null;
   let stopped = false;

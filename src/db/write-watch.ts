@@ -28,7 +28,8 @@ export function onTableWrite(listener: WriteListener): () => void {
 function tableName(node: OperationNode | undefined): string | null {
   if (!node) return null;
   if (node.kind === 'AliasNode') return tableName((node as unknown as { node: OperationNode }).node);
-  if (node.kind === 'TableNode') return (node as unknown as { table: { identifier: { name: string } } }).table.identifier.name;
+  if (node.kind === 'TableNode')
+    return (node as unknown as { table: { identifier: { name: string } } }).table.identifier.name;
   return null;
 }
 
@@ -37,7 +38,8 @@ function columnName(node: OperationNode): string {
   return column.column?.name ?? '?';
 }
 
-const RAW_WRITE = /^\s*(update|delete|insert\s+or\s+replace)\b[^;]*?\b(?:from\s+|update\s+|into\s+)?"?([a-z_][a-z0-9_]*)"?/i;
+const RAW_WRITE =
+  /^\s*(update|delete|insert\s+or\s+replace)\b[^;]*?\b(?:from\s+|update\s+|into\s+)?"?([a-z_][a-z0-9_]*)"?/i;
 /** The statement's first words are in its first fragment (SQL never starts with a parameter). */
 const RAW_WRITE_START = /^\s*(update|delete|insert\s+or\s+replace)\b/i;
 

@@ -43,5 +43,8 @@ export function eventCatalog(): CatalogEntry[] {
 
 /** The JSON Schema of whole events of each type (envelope and `data`), keyed by type. */
 export function envelopeSchemas(): Record<EventType, Record<string, unknown>> {
-  return Object.fromEntries(EVENT_NAMES.map((name) => [name, plainSchema(envelopeSchema(name))])) as Record<EventType, Record<string, unknown>>;
+  return Object.fromEntries(EVENT_NAMES.map((name) => [name, plainSchema(envelopeSchema(name))])) as Record<
+    EventType,
+    Record<string, unknown>
+  >;
 }

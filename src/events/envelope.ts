@@ -18,7 +18,13 @@ export interface EventEnvelope {
 }
 
 /** An envelope from its parts (the key order is the order receivers see). */
-export function envelope(id: string, type: EventType, createdAt: string, teamId: string, data: Record<string, unknown>): EventEnvelope {
+export function envelope(
+  id: string,
+  type: EventType,
+  createdAt: string,
+  teamId: string,
+  data: Record<string, unknown>,
+): EventEnvelope {
   return { id, type, api_version: API_VERSION, created_at: createdAt, team_id: teamId, data };
 }
 
@@ -34,7 +40,13 @@ export function testEnvelope(type: EventType, teamId: string): EventEnvelope {
 
 /** The catalog's example of a type: fixed id, time and team, so the published catalog is the same on every request. */
 export function exampleEnvelope(type: EventType): EventEnvelope {
-  return envelope('evt_3b0c4f8e-5d7a-4a53-9d3e-2a8f0f2f7c11', type, '2026-11-22T05:00:00.000Z', '8f14e45f-ceea-467f-a0e5-0d3b5c4a1b2c', EVENT_TYPES[type].example);
+  return envelope(
+    'evt_3b0c4f8e-5d7a-4a53-9d3e-2a8f0f2f7c11',
+    type,
+    '2026-11-22T05:00:00.000Z',
+    '8f14e45f-ceea-467f-a0e5-0d3b5c4a1b2c',
+    EVENT_TYPES[type].example,
+  );
 }
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
@@ -43,7 +55,10 @@ const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 export function envelopeSchema(type: EventType): TSchema {
   return Type.Object(
     {
-      id: Type.String({ pattern: `^evt_${UUID}$`, description: 'Unique per event, the same on every attempt: deduplicate on it' }),
+      id: Type.String({
+        pattern: `^evt_${UUID}$`,
+        description: 'Unique per event, the same on every attempt: deduplicate on it',
+      }),
       type: Type.Literal(type),
       api_version: Type.Literal(API_VERSION),
       created_at: Type.String({ format: 'date-time', description: 'When the event occurred (UTC)' }),

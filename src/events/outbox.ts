@@ -10,7 +10,9 @@ import { newEnvelope, type EventEnvelope } from './envelope.ts';
 import type { EventData, EventType } from './registry.ts';
 
 /** An event to record: for one team, or for every active team its user belongs to. */
-export type EventInput<T extends EventType = EventType> = { type: T; data: EventData<T> } & ({ teamId: string } | { userId: number });
+export type EventInput<T extends EventType = EventType> = { type: T; data: EventData<T> } & (
+  { teamId: string } | { userId: number }
+);
 
 /** What a consumer's statement can bind: the envelope's fields, `data` as JSON, and the whole body. */
 export type BoundEvent = Omit<EventEnvelope, 'data'> & { data: string; payload: string };
@@ -61,11 +63,18 @@ export class EventOutbox {
     this.#options = options;
     const consumers = options.consumers;
     this.#onPostgres = new Precompiled(() => {
-      const rows = consumers.map((consumer, i) => sql`, ${sql.ref(`c${i}`)} as (${consumer.insert(field, postgresRows)} returning 1)`);
-      const notify = consumers.map((consumer, i) => sql`select pg_notify(${consumer.channel}, '') from (select 1 from ${sql.ref(`c${i}`)} limit 1) as ${sql.ref(`w${i}`)}`);
+      const rows = consumers.map(
+        (consumer, i) => sql`, ${sql.ref(`c${i}`)} as (${consumer.insert(field, postgresRows)} returning 1)`,
+      );
+      const notify = consumers.map(
+        (consumer, i) =>
+          sql`select pg_notify(${consumer.channel}, '') from (select 1 from ${sql.ref(`c${i}`)} limit 1) as ${sql.ref(`w${i}`)}`,
+      );
       return sql`with e as (${insertEvent})${sql.join(rows, sql``)} ${sql.join(notify, sql` union all `)}`;
     });
-    this.#onSqlite = [insertEvent, ...consumers.map((consumer) => consumer.insert(field, sqliteRows))].map((statement) => new Precompiled(() => statement));
+    this.#onSqlite = [insertEvent, ...consumers.map((consumer) => consumer.insert(field, sqliteRows))].map(
+      (statement) => new Precompiled(() => statement),
+    );
   }
 
   /** Records the event for its team (or each active team of its user); returns what it recorded. */

@@ -26,7 +26,11 @@ export const EVENT_TYPES = {
   'team.member.added': define({
     group: 'teams',
     description: 'A user joined a team (invitation accepted or direct add)',
-    data: Type.Object({ user_id: UserId, email: Email, role: Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]) }),
+    data: Type.Object({
+      user_id: UserId,
+      email: Email,
+      role: Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]),
+    }),
     example: { user_id: 42, email: 'ada@example.com', role: 'member' },
     deprecated: false,
   }),
@@ -54,7 +58,9 @@ export const EVENT_TYPES = {
     description: 'A team member changed their profile (one event per active team of the user)',
     data: Type.Object({
       user_id: UserId,
-      changed_fields: Type.Array(Type.Union([Type.Literal('first_name'), Type.Literal('last_name'), Type.Literal('display_name')])),
+      changed_fields: Type.Array(
+        Type.Union([Type.Literal('first_name'), Type.Literal('last_name'), Type.Literal('display_name')]),
+      ),
       updated_at: DateTime,
     }),
     example: { user_id: 42, changed_fields: ['display_name'], updated_at: '2026-11-22T05:00:00.000Z' },

@@ -8,7 +8,15 @@
 // Credential modules register resolvers; routes only declare the scopes they need
 // (`config: { scopes: [...] }`, any one of them suffices).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ANONYMOUS, holdsAnyScope, isAuthenticated, missingScopeDetail, refusedCredential, type AuthenticatedIdentity, type Identity } from './identity.ts';
+import {
+  ANONYMOUS,
+  holdsAnyScope,
+  isAuthenticated,
+  missingScopeDetail,
+  refusedCredential,
+  type AuthenticatedIdentity,
+  type Identity,
+} from './identity.ts';
 import { securityRequirements } from './openapi.ts';
 import { HttpProblem } from './problem.ts';
 
@@ -21,7 +29,11 @@ export interface BearerResolver {
    * API, BASE_URL, or the MCP endpoint, BASE_URL/mcp). A resolver may answer synchronously (a cached
    * token) so that the request needs no promise.
    */
-  resolve(token: string, request: FastifyRequest, resource: string): AuthenticatedIdentity | null | Promise<AuthenticatedIdentity | null>;
+  resolve(
+    token: string,
+    request: FastifyRequest,
+    resource: string,
+  ): AuthenticatedIdentity | null | Promise<AuthenticatedIdentity | null>;
 }
 
 /**

@@ -34,9 +34,11 @@ export interface CursorEnvelope<T> {
 
 /** Query-string schema for route definitions (OpenAPI); values stay strings, checked here. */
 export const CursorQuery = Type.Object({
-  cursor: Type.Optional(Type.String({ description: 'Opaque cursor from a previous page\'s next or previous link' })),
+  cursor: Type.Optional(Type.String({ description: "Opaque cursor from a previous page's next or previous link" })),
   page_size: Type.Optional(
-    Type.String({ description: `Items per page: default ${CURSOR_PAGE_SIZE_DEFAULT}, at most ${CURSOR_PAGE_SIZE_MAX} (larger values are clamped)` }),
+    Type.String({
+      description: `Items per page: default ${CURSOR_PAGE_SIZE_DEFAULT}, at most ${CURSOR_PAGE_SIZE_MAX} (larger values are clamped)`,
+    }),
   ),
 });
 
@@ -44,7 +46,9 @@ export const CursorQuery = Type.Object({
 export function CursorPageOf<T extends TSchema>(item: T) {
   return Type.Object({
     next: Type.Union([Type.String({ format: 'uri' }), Type.Null()], { description: 'URL of the next (older) page' }),
-    previous: Type.Union([Type.String({ format: 'uri' }), Type.Null()], { description: 'URL of the previous (newer) page' }),
+    previous: Type.Union([Type.String({ format: 'uri' }), Type.Null()], {
+      description: 'URL of the previous (newer) page',
+    }),
     results: Type.Array(item),
   });
 }
@@ -103,9 +107,19 @@ export async function cursorPage<Row>(options: CursorPageOptions<Row>): Promise<
   const columns = sql`(${sql.ref(createdAtColumn)}, ${sql.ref(idColumn)})`;
   const before = (p: Position) => sql<boolean>`${columns} < (${p.createdAt}, ${p.id})`; // older rows
   const after = (p: Position) => sql<boolean>`${columns} > (${p.createdAt}, ${p.id})`; // newer rows
-  const positionOf = (row: Row): Position => ({ createdAt: String(row[createdAtField]), id: row[idField] as string | number });
+  const positionOf = (row: Row): Position => ({
+    createdAt: String(row[createdAtField]),
+    id: row[idField] as string | number,
+  });
   const exists = async (condition: ReturnType<typeof before>) =>
-    (await options.query.clearSelect().select(sql<number>`1`.as('one')).where(condition).limit(1).execute()).length > 0;
+    (
+      await options.query
+        .clearSelect()
+        .select(sql<number>`1`.as('one'))
+        .where(condition)
+        .limit(1)
+        .execute()
+    ).length > 0;
   const link = (direction: Direction, position: Position) =>
     pageUrl(baseUrl, request.url, encodeCursor(key, path, { direction, ...position }));
 
@@ -113,7 +127,11 @@ export async function cursorPage<Row>(options: CursorPageOptions<Row>): Promise<
     // Forward (older): the rows after the position, newest first.
     let query = options.query;
     if (cursor) query = query.where(before(cursor));
-    const rows = await query.orderBy(sql.ref(createdAtColumn), 'desc').orderBy(sql.ref(idColumn), 'desc').limit(size + 1).execute();
+    const rows = await query
+      .orderBy(sql.ref(createdAtColumn), 'desc')
+      .orderBy(sql.ref(idColumn), 'desc')
+      .limit(size + 1)
+      .execute();
     const results = rows.slice(0, size);
     const last = results.at(-1);
     const anchor = results.length > 0 ? positionOf(results[0]) : cursor;
@@ -166,9 +184,10 @@ function encodeCursor(key: KeyObject, path: string, cursor: Cursor): string {
 function readCursor(request: FastifyRequest, key: KeyObject, path: string): Cursor | null {
   const value = (request.query as Record<string, unknown> | undefined)?.cursor;
   if (value === undefined) return null;
-  const invalid = () => new ValidationError('The cursor is invalid; use the next or previous link of a page as given.', [
-    { field: 'cursor', message: 'Invalid cursor.' },
-  ]);
+  const invalid = () =>
+    new ValidationError('The cursor is invalid; use the next or previous link of a page as given.', [
+      { field: 'cursor', message: 'Invalid cursor.' },
+    ]);
   if (typeof value !== 'string') throw invalid();
   const dot = value.indexOf('.');
   if (dot < 1) throw invalid();

@@ -2,7 +2,13 @@
 // the API's problem details (http/errors.ts), the pages' error page or form status (web/render.ts),
 // and the CLI's one line and exit code (main.ts). Free of Fastify, as the CLI's entry loads it.
 import { isDatabaseBusy } from '../db/busy.ts';
-import { DomainError, UnavailableError, ValidationError, type DomainErrorKind, type FieldError } from '../util/domain-errors.ts';
+import {
+  DomainError,
+  UnavailableError,
+  ValidationError,
+  type DomainErrorKind,
+  type FieldError,
+} from '../util/domain-errors.ts';
 
 /**
  * Per kind: the HTTP status (API and pages) and the CLI's exit code. A rule the input breaks is, on
@@ -56,9 +62,15 @@ export interface CliFailure {
 export function cliFailureOf(error: unknown): CliFailure {
   if (error instanceof DomainError) {
     const { exitCode } = ANSWERS[error.kind];
-    return { line: exitCode === 2 ? error.message : firstLine(error), exitCode, showUsage: exitCode === 2, expected: true };
+    return {
+      line: exitCode === 2 ? error.message : firstLine(error),
+      exitCode,
+      showUsage: exitCode === 2,
+      expected: true,
+    };
   }
-  if (isDatabaseBusy(error)) return { line: 'the database is busy, try again', exitCode: 1, showUsage: false, expected: false };
+  if (isDatabaseBusy(error))
+    return { line: 'the database is busy, try again', exitCode: 1, showUsage: false, expected: false };
   return { line: firstLine(error), exitCode: 1, showUsage: false, expected: false };
 }
 

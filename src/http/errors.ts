@@ -31,7 +31,11 @@ function validationErrors(error: FastifyError): FieldError[] {
     const extra = (issue.params as { additionalProperty?: string })?.additionalProperty;
     const pointer = issue.instancePath.replace(/^\//, '').replace(/\//g, '.');
     const field = [pointer, missing ?? extra].filter(Boolean).join('.') || context;
-    const message = extra ? 'Unknown field.' : missing ? 'This field is required.' : (issue.message ?? 'Invalid value.');
+    const message = extra
+      ? 'Unknown field.'
+      : missing
+        ? 'This field is required.'
+        : (issue.message ?? 'Invalid value.');
     return { field, message };
   });
 }
@@ -64,7 +68,8 @@ function refuseSimpleRequestTypes(declared: readonly string[]) {
   };
 }
 
-const sendAnswer = (reply: FastifyReply, answer: ProblemAnswer) => sendProblem(reply, answer.status, answer.detail, answer);
+const sendAnswer = (reply: FastifyReply, answer: ProblemAnswer) =>
+  sendProblem(reply, answer.status, answer.detail, answer);
 
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof DomainError) return sendAnswer(reply, problemOf(error));
@@ -76,7 +81,8 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   }
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
-    const detail = FASTIFY_DETAILS[error.code] ?? (error instanceof SyntaxError ? 'Request body is not valid JSON.' : error.message);
+    const detail =
+      FASTIFY_DETAILS[error.code] ?? (error instanceof SyntaxError ? 'Request body is not valid JSON.' : error.message);
     return sendProblem(reply, status, detail);
   }
   // SQLite: another process held the write lock for longer than SERVICE_SQLITE_BUSY_TIMEOUT_MS.
@@ -97,7 +103,8 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
  */
 export function handleFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   reply.header('X-Request-ID', request.id);
-  if (error.code === 'FST_ERR_BAD_URL') return sendProblem(reply, 400, 'The URL is malformed (invalid percent-encoding).');
+  if (error.code === 'FST_ERR_BAD_URL')
+    return sendProblem(reply, 400, 'The URL is malformed (invalid percent-encoding).');
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendProblem(reply, 404, 'Not found.');
   request.log.error({ err: error }, 'framework error');
   return sendProblem(reply, 500, 'Internal server error.');

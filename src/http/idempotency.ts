@@ -99,7 +99,10 @@ async function hashBody(request: FastifyRequest, _reply: FastifyReply, payload: 
   return tap;
 }
 
-type StoredRow = Pick<Row<'idempotency_keys'>, 'id' | 'fingerprint' | 'status_code' | 'response_body' | 'content_type' | 'location' | 'locked_until' | 'expires_at'>;
+type StoredRow = Pick<
+  Row<'idempotency_keys'>,
+  'id' | 'fingerprint' | 'status_code' | 'response_body' | 'content_type' | 'location' | 'locked_until' | 'expires_at'
+>;
 
 class IdempotencyStore {
   readonly #db: Kysely<Database>;
@@ -148,7 +151,16 @@ class IdempotencyStore {
       }
       const row: StoredRow | undefined = await this.#db
         .selectFrom('idempotency_keys')
-        .select(['id', 'fingerprint', 'status_code', 'response_body', 'content_type', 'location', 'locked_until', 'expires_at'])
+        .select([
+          'id',
+          'fingerprint',
+          'status_code',
+          'response_body',
+          'content_type',
+          'location',
+          'locked_until',
+          'expires_at',
+        ])
         .where('user_id', '=', scope.user_id)
         .where('method', '=', scope.method)
         .where('path', '=', scope.path)
@@ -156,7 +168,10 @@ class IdempotencyStore {
         .executeTakeFirst();
       if (!row) continue; // purged or released in between: try the insert again
       const nowIso = iso(now);
-      if (row.expires_at <= nowIso || (row.status_code === null && row.locked_until !== null && row.locked_until <= nowIso)) {
+      if (
+        row.expires_at <= nowIso ||
+        (row.status_code === null && row.locked_until !== null && row.locked_until <= nowIso)
+      ) {
         // Expired (not yet purged) or abandoned by a dead process: take it over, atomically.
         if (await this.#takeOver(row, fingerprint, now)) {
           request.idempotencyReservation = row.id;
@@ -168,7 +183,9 @@ class IdempotencyStore {
         throw new ConflictError('This Idempotency-Key was already used with a different request body.');
       }
       if (row.status_code === null) {
-        throw new ConflictError('A request with this Idempotency-Key is still in progress; retry after it has completed.');
+        throw new ConflictError(
+          'A request with this Idempotency-Key is still in progress; retry after it has completed.',
+        );
       }
       reply.code(row.status_code).header('Idempotency-Replay', 'true');
       if (row.content_type) reply.header('Content-Type', row.content_type);
@@ -194,7 +211,9 @@ class IdempotencyStore {
       .where('id', '=', row.id)
       // Compare-and-set on what this request saw: of two takers, one wins.
       .where('expires_at', '=', row.expires_at)
-      .where((eb) => (row.locked_until === null ? eb('locked_until', 'is', null) : eb('locked_until', '=', row.locked_until)))
+      .where((eb) =>
+        row.locked_until === null ? eb('locked_until', 'is', null) : eb('locked_until', '=', row.locked_until),
+      )
       .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
@@ -237,7 +256,11 @@ class IdempotencyStore {
     const id = request.idempotencyReservation;
     if (id === null) return;
     request.idempotencyReservation = null;
-    await this.#db.deleteFrom('idempotency_keys').where('id', '=', id).execute().catch(() => {});
+    await this.#db
+      .deleteFrom('idempotency_keys')
+      .where('id', '=', id)
+      .execute()
+      .catch(() => {});
   }
 }
 

@@ -92,7 +92,8 @@ export function holdsAnyScope(identity: AuthenticatedIdentity, scopes: readonly 
 
 /** The 403 detail naming what a route accepts, word for word as the API documents it. */
 export function missingScopeDetail(scopes: readonly string[]): string {
-  const needed = scopes.length === 1 ? `the "${scopes[0]}" scope` : `one of the scopes ${scopes.map((s) => `"${s}"`).join(', ')}`;
+  const needed =
+    scopes.length === 1 ? `the "${scopes[0]}" scope` : `one of the scopes ${scopes.map((s) => `"${s}"`).join(', ')}`;
   return `This credential lacks ${needed}.`;
 }
 

@@ -75,7 +75,10 @@ export function lazyCompilers({ bodyAjvOptions }: LazyCompilerOptions = {}): Laz
       let compiler = compilers.get(part);
       if (!compiler) {
         const { customOptions } = options as { customOptions?: Record<string, unknown> };
-        const partOptions = part === 'body' && bodyAjvOptions ? { ...(options as object), customOptions: { ...customOptions, ...bodyAjvOptions } } : options;
+        const partOptions =
+          part === 'body' && bodyAjvOptions
+            ? { ...(options as object), customOptions: { ...customOptions, ...bodyAjvOptions } }
+            : options;
         compiler = defaultValidatorBuilder(externalSchemas, partOptions);
         compilers.set(part, compiler);
       }
@@ -104,7 +107,9 @@ export function lazyCompilers({ bodyAjvOptions }: LazyCompilerOptions = {}): Laz
   const buildSerializer: SerializerBuilder = (externalSchemas, options) => {
     let compiler: ReturnType<SerializerBuilder> | null = null;
     const real = () => {
-      defaultSerializerBuilder ??= (fastifyRequire('@fastify/fast-json-stringify-compiler') as () => SerializerBuilder)();
+      defaultSerializerBuilder ??= (
+        fastifyRequire('@fastify/fast-json-stringify-compiler') as () => SerializerBuilder
+      )();
       compiler ??= defaultSerializerBuilder(externalSchemas, options);
       return compiler;
     };

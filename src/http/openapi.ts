@@ -30,7 +30,9 @@ export interface OAuthEndpoints {
 export async function registerOpenApi(app: TypedApp, { config, scopes }: AppContext, oauth: OAuthEndpoints) {
   if (!config.apiDocsPublic && !config.mcpEnabled) return;
   const { default: swagger } = await import('@fastify/swagger');
-  const emptyPatScopes = config.patEmptyScopesFullAccess ? "a PAT created with no scopes has the user's full access" : 'a PAT created with no scopes has no access';
+  const emptyPatScopes = config.patEmptyScopesFullAccess
+    ? "a PAT created with no scopes has the user's full access"
+    : 'a PAT created with no scopes has no access';
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -53,7 +55,7 @@ export async function registerOpenApi(app: TypedApp, { config, scopes }: AppCont
           [OAUTH2_SCHEME]: {
             type: 'oauth2',
             description:
-              'Access tokens from this service\'s OAuth 2.0 authorization server (PKCE S256 required; metadata at ' +
+              "Access tokens from this service's OAuth 2.0 authorization server (PKCE S256 required; metadata at " +
               `${config.baseUrl}/.well-known/oauth-authorization-server). The device authorization grant (RFC 8628) is offered ` +
               `too, at ${config.baseUrl}${oauth.device_authorization} with the same token endpoint and scopes; ` +
               'OpenAPI 3.0 has no flow to declare it.',

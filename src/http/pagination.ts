@@ -38,7 +38,12 @@ export function pageRequest(request: FastifyRequest, options: { maxDepth?: numbe
     const items = (options.maxDepth * PAGE_SIZE).toLocaleString('en-US');
     throw new ValidationError(
       `Page-number pagination of this list stops at page ${options.maxDepth} (its first ${items} items). Read further with cursor pagination: send page_size (and no page), then follow the next links.`,
-      [{ field: 'page', message: `At most ${options.maxDepth}; use cursor pagination (page_size, cursor) for deeper pages.` }],
+      [
+        {
+          field: 'page',
+          message: `At most ${options.maxDepth}; use cursor pagination (page_size, cursor) for deeper pages.`,
+        },
+      ],
     );
   }
   return { page, limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE };

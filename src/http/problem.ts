@@ -29,7 +29,13 @@ export class HttpProblem extends Error {
   }
 }
 
-export function problemBody(status: number, detail: string, requestId: string, errors?: FieldError[], extra?: Record<string, unknown>) {
+export function problemBody(
+  status: number,
+  detail: string,
+  requestId: string,
+  errors?: FieldError[],
+  extra?: Record<string, unknown>,
+) {
   const title = STATUS_CODES[status] ?? 'Error';
   return {
     type: 'about:blank',

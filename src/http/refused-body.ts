@@ -46,7 +46,11 @@ export function closeAfterAnswer(request: IncomingMessage) {
   socket.destroySoon = () => drainThenClose(socket, request, drain);
 }
 
-function drainThenClose(socket: Socket, request: IncomingMessage, drain: { idle: NodeJS.Timeout | null; close: () => void }) {
+function drainThenClose(
+  socket: Socket,
+  request: IncomingMessage,
+  drain: { idle: NodeJS.Timeout | null; close: () => void },
+) {
   let bodyEnded = request.complete;
   let flushed = socket.writableFinished;
   const cap = setTimeout(() => drain.close(), DRAIN_MAX_MS);

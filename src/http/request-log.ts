@@ -88,7 +88,11 @@ export class RequestLogger {
 }
 
 /** Fastify's childLoggerFactory: a RequestLogger instead of an eager pino child. */
-export function requestChildLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+export function requestChildLogger(
+  logger: FastifyBaseLogger,
+  bindings: Bindings,
+  options: ChildLoggerOptions,
+): FastifyBaseLogger {
   return new RequestLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger;
 }
 
@@ -100,7 +104,8 @@ export class OneLinePerRequest extends LogController {
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     const ms = Math.round(reply.elapsedTime * 100) / 100;
     const log = request.log as FastifyBaseLogger | RequestLogger;
-    if (!error && log instanceof RequestLogger && !log.used) return log.writeRequestLine(request.method, request.url, reply.statusCode, ms);
+    if (!error && log instanceof RequestLogger && !log.used)
+      return log.writeRequestLine(request.method, request.url, reply.statusCode, ms);
     const line = { method: request.method, url: request.url, status: reply.statusCode, ms };
     if (error) request.log.error({ ...line, err: error }, 'request failed');
     else request.log.info(line, 'request');

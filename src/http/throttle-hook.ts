@@ -24,7 +24,10 @@ declare module 'fastify' {
  */
 export function throttledProblem(result: RateResult): HttpProblem {
   const seconds = Math.max(1, result.resetSeconds);
-  return new HttpProblem(429, throttledDetail(seconds), { headers: { 'Retry-After': String(seconds) }, extra: result.policy.quotaExceeded });
+  return new HttpProblem(429, throttledDetail(seconds), {
+    headers: { 'Retry-After': String(seconds) },
+    extra: result.policy.quotaExceeded,
+  });
 }
 
 /**

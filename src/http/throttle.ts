@@ -78,7 +78,11 @@ export class Throttle {
   constructor(config: Config) {
     this.#specs = { anon: config.throttleAnon, user: config.throttleUser, auth: config.throttleAuth };
     // The RateLimit-Policy values depend on the settings only: built here, once per bucket.
-    const policies = { anon: ratePolicy('anon', config.throttleAnon), user: ratePolicy('user', config.throttleUser), auth: ratePolicy('auth', config.throttleAuth) };
+    const policies = {
+      anon: ratePolicy('anon', config.throttleAnon),
+      user: ratePolicy('user', config.throttleUser),
+      auth: ratePolicy('auth', config.throttleAuth),
+    };
     this.#policies = policies;
     if (!config.redisUrl) {
       this.mode = 'memory';

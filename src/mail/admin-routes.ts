@@ -32,8 +32,14 @@ function releaseReason(body: unknown): string | undefined {
   if (body === undefined || body === null) return undefined;
   const reason = typeof body === 'object' && !Array.isArray(body) ? (body as { reason?: unknown }).reason : null;
   const extra = typeof body === 'object' && body !== null ? Object.keys(body).filter((key) => key !== 'reason') : [];
-  if ((reason !== undefined && typeof reason !== 'string') || extra.length > 0 || (typeof reason === 'string' && reason.length > 1000)) {
-    throw new ValidationError('Request is invalid.', [{ field: 'reason', message: 'Optional; a string of at most 1000 characters, the only field.' }]);
+  if (
+    (reason !== undefined && typeof reason !== 'string') ||
+    extra.length > 0 ||
+    (typeof reason === 'string' && reason.length > 1000)
+  ) {
+    throw new ValidationError('Request is invalid.', [
+      { field: 'reason', message: 'Optional; a string of at most 1000 characters, the only field.' },
+    ]);
   }
   return reason?.trim();
 }
@@ -49,7 +55,10 @@ export function registerSuppressionAdminRoutes(app: TypedApp, ctx: AppContext) {
         operationId: 'list_suppressions',
         summary: 'Active suppressed addresses, newest first (staff only)',
         tags: ['admin'],
-        querystring: Type.Intersect([CursorQuery, Type.Object({ email: Type.Optional(Type.String({ description: 'Only this address' })) })]),
+        querystring: Type.Intersect([
+          CursorQuery,
+          Type.Object({ email: Type.Optional(Type.String({ description: 'Only this address' })) }),
+        ]),
         response: { 200: CursorPageOf(Type.Ref('Suppression')), 400: ProblemRef, ...authErrors },
       },
     },
@@ -73,7 +82,11 @@ export function registerSuppressionAdminRoutes(app: TypedApp, ctx: AppContext) {
         description: 'Optional JSON body `{"reason": "…"}`, recorded with the releasing user and the time.',
         tags: ['admin'],
         params: Type.Object({ email: Type.String({ description: 'The suppressed address' }) }),
-        response: { 204: Type.Null(), ...authErrors, 404: { ...ProblemRef, description: 'The address is not suppressed' } },
+        response: {
+          204: Type.Null(),
+          ...authErrors,
+          404: { ...ProblemRef, description: 'The address is not suppressed' },
+        },
       },
     },
     async (request, reply) => {
@@ -83,7 +96,8 @@ export function registerSuppressionAdminRoutes(app: TypedApp, ctx: AppContext) {
       const user = requireUser(request).user;
       const reason = releaseReason(request.body) || 'released through the admin API';
       const by = `user:${user.id} ${user.email}`;
-      if (!(await releaseSuppression(db.kysely, email, by, reason))) throw new NotFoundError('The address is not suppressed.');
+      if (!(await releaseSuppression(db.kysely, email, by, reason)))
+        throw new NotFoundError('The address is not suppressed.');
       mailLog(ctx).warn({ email, by, reason }, 'suppression released');
       return reply.code(204).send(null);
     },

@@ -22,7 +22,11 @@ const suppressionList: Command = {
     const ctx = await open();
     const rows = await listActiveSuppressions(ctx.db.kysely, { email });
     // The row's id first, as in every other list the CLI prints.
-    printTable(io, rows.map((row) => ({ id: row.id, ...suppressionView(row) })), values.json === true);
+    printTable(
+      io,
+      rows.map((row) => ({ id: row.id, ...suppressionView(row) })),
+      values.json === true,
+    );
   },
 };
 
@@ -38,7 +42,8 @@ const suppressionRelease: Command = {
     // Who released it: --by, else the operating-system account running the command.
     const by = optional(values, 'by')?.trim() || `os:${os.userInfo().username}`;
     const ctx = await open();
-    if (!(await releaseSuppression(ctx.db.kysely, email, by, reason))) throw new NotFoundError(`${email} is not suppressed`);
+    if (!(await releaseSuppression(ctx.db.kysely, email, by, reason)))
+      throw new NotFoundError(`${email} is not suppressed`);
     io.out(`${email} released`);
   },
 };

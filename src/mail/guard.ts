@@ -34,7 +34,10 @@ export async function suppressedAmong(db: Executor, addresses: readonly string[]
   return new Set(rows.map((row) => row.email));
 }
 
-export async function guardBatch(db: Kysely<Database>, messages: readonly RecipientLists[]): Promise<GuardedRecipients[]> {
+export async function guardBatch(
+  db: Kysely<Database>,
+  messages: readonly RecipientLists[],
+): Promise<GuardedRecipients[]> {
   const parsed = messages.map((message) => {
     const to = parseRecipients(message.to);
     const cc = parseRecipients(message.cc);
@@ -51,6 +54,12 @@ export async function guardBatch(db: Kysely<Database>, messages: readonly Recipi
         suppressed.add(m.address);
         return false;
       });
-    return { to: keep(p.to.mailboxes), cc: keep(p.cc.mailboxes), bcc: keep(p.bcc.mailboxes), suppressed: [...suppressed], invalid: p.invalid };
+    return {
+      to: keep(p.to.mailboxes),
+      cc: keep(p.cc.mailboxes),
+      bcc: keep(p.bcc.mailboxes),
+      suppressed: [...suppressed],
+      invalid: p.invalid,
+    };
   });
 }

@@ -41,7 +41,11 @@ function suppressedColumn(event: RecipientEvent) {
   return sql<number>`case when exists (select 1 from mail_suppressions where email = ${event.email} and (released_at is null or released_at >= ${event.occurredAt})) then 0 else 1 end`;
 }
 
-async function writeNotification(trx: Transaction<Database>, notification: Notification, events: RecipientEvent[]): Promise<StoredEvent[]> {
+async function writeNotification(
+  trx: Transaction<Database>,
+  notification: Notification,
+  events: RecipientEvent[],
+): Promise<StoredEvent[]> {
   const stored: StoredEvent[] = [];
   const receivedAt = nowIso();
   for (const [index, event] of events.entries()) {
@@ -60,7 +64,12 @@ async function writeNotification(trx: Transaction<Database>, notification: Notif
     const row = rows[0];
     let suppression: SuppressOutcome | null = null;
     if (row && Number(row.suppressed) === 1) {
-      await insertSuppression(trx, { email: event.email!, reason: event.eventType === 'complaint' ? 'complaint' : 'bounce', eventKey: key, occurredAt: event.occurredAt });
+      await insertSuppression(trx, {
+        email: event.email!,
+        reason: event.eventType === 'complaint' ? 'complaint' : 'bounce',
+        eventKey: key,
+        occurredAt: event.occurredAt,
+      });
       suppression = 'suppressed';
     } else if (row && event.suppress && event.email) {
       // Only to tell the operator why (already suppressed, or released after the event): a new event about
@@ -115,7 +124,9 @@ export class IntakeStore {
         } catch {
           for (const item of batch) {
             try {
-              item.resolve(await this.#db.transaction().execute((trx) => writeNotification(trx, item.notification, item.events)));
+              item.resolve(
+                await this.#db.transaction().execute((trx) => writeNotification(trx, item.notification, item.events)),
+              );
             } catch (error) {
               item.reject(error);
             }

@@ -13,7 +13,13 @@ import { mailLog } from './log.ts';
 import { readSesEvent, TooManyRecipients } from './ses-events.ts';
 import { CertificateRefused, FETCH_TIMEOUT_MS, SnsCertificateStore } from './sns-certificates.ts';
 import { FetchRefused, FetchTransient, boundedGet, type FetchAgents } from './sns-fetch.ts';
-import { EnvelopeInvalid, isSupportedSignatureVersion, parseEnvelope, signatureIsValid, type SnsMessage } from './sns-message.ts';
+import {
+  EnvelopeInvalid,
+  isSupportedSignatureVersion,
+  parseEnvelope,
+  signatureIsValid,
+  type SnsMessage,
+} from './sns-message.ts';
 import { isValidSigningCertUrl, isValidSubscribeUrl } from './sns-urls.ts';
 
 export const INTAKE_PATH = '/webhooks/mailprovider/';
@@ -49,7 +55,8 @@ function networkFailure(log: Logger, message: SnsMessage, error: unknown, what: 
     log.error({ sns_message_id: message.MessageId, reason: error.message }, `${what} failed, SNS will retry`);
     throw new HttpProblem(500, `The ${what} failed; try again later.`);
   }
-  if (error instanceof FetchRefused || error instanceof CertificateRefused) refuse(log, message, `${what}: ${error.message}`);
+  if (error instanceof FetchRefused || error instanceof CertificateRefused)
+    refuse(log, message, `${what}: ${error.message}`);
   throw error;
 }
 
@@ -57,14 +64,22 @@ export async function registerMailproviderIntake(app: FastifyInstance, ctx: AppC
   const { config } = ctx;
   if (!config.mailproviderWebhookEnabled) return;
   if (!config.mailproviderTopicArn) {
-    mailLog(ctx).warn('SERVICE_MAILPROVIDER_TOPIC_ARN is not set: mail-provider messages from any SNS topic are accepted (set it before subscribing)');
+    mailLog(ctx).warn(
+      'SERVICE_MAILPROVIDER_TOPIC_ARN is not set: mail-provider messages from any SNS topic are accepted (set it before subscribing)',
+    );
   }
   const network = intakeNetwork(ctx);
-  const certificates = new SnsCertificateStore({ trustAnchorsFile: config.mailproviderTrustAnchorsFile, network: () => network });
+  const certificates = new SnsCertificateStore({
+    trustAnchorsFile: config.mailproviderTrustAnchorsFile,
+    network: () => network,
+  });
   const store = new IntakeStore(ctx.db.kysely);
 
   /** Checks and records one message; `seen.type` follows what is known of it (for the metrics). */
-  async function receive(request: FastifyRequest, seen: { type: string }): Promise<{ result: SnsResult; status: string }> {
+  async function receive(
+    request: FastifyRequest,
+    seen: { type: string },
+  ): Promise<{ result: SnsResult; status: string }> {
     const log = mailLog(ctx);
     let parsed: unknown;
     try {
@@ -82,12 +97,15 @@ export async function registerMailproviderIntake(app: FastifyInstance, ctx: AppC
     seen.type = SNS_TYPES[message.Type];
 
     // Checks that need no network first: nothing is fetched for a message refused here.
-    if (!isSupportedSignatureVersion(message.SignatureVersion)) refuse(log, message, `SignatureVersion ${message.SignatureVersion.slice(0, 8)}`);
-    if (!isValidSigningCertUrl(message.SigningCertURL)) refuse(log, message, `SigningCertURL ${message.SigningCertURL.slice(0, 200)}`);
+    if (!isSupportedSignatureVersion(message.SignatureVersion))
+      refuse(log, message, `SignatureVersion ${message.SignatureVersion.slice(0, 8)}`);
+    if (!isValidSigningCertUrl(message.SigningCertURL))
+      refuse(log, message, `SigningCertURL ${message.SigningCertURL.slice(0, 200)}`);
     if (message.Type !== 'Notification' && !isValidSubscribeUrl(message.SubscribeURL!)) {
       refuse(log, message, `SubscribeURL ${message.SubscribeURL!.slice(0, 200)}`);
     }
-    if (config.mailproviderTopicArn && message.TopicArn !== config.mailproviderTopicArn) refuse(log, message, `topic ${message.TopicArn.slice(0, 200)}`);
+    if (config.mailproviderTopicArn && message.TopicArn !== config.mailproviderTopicArn)
+      refuse(log, message, `topic ${message.TopicArn.slice(0, 200)}`);
 
     let key;
     try {
@@ -99,7 +117,11 @@ export async function registerMailproviderIntake(app: FastifyInstance, ctx: AppC
 
     if (message.Type === 'SubscriptionConfirmation') {
       try {
-        await boundedGet(message.SubscribeURL!, { agents: network.agents, timeoutMs: network.timeoutMs, maxBytes: SUBSCRIBE_MAX_BYTES });
+        await boundedGet(message.SubscribeURL!, {
+          agents: network.agents,
+          timeoutMs: network.timeoutMs,
+          maxBytes: SUBSCRIBE_MAX_BYTES,
+        });
       } catch (error) {
         networkFailure(log, message, error, 'subscription confirmation');
       }
@@ -118,12 +140,18 @@ export async function registerMailproviderIntake(app: FastifyInstance, ctx: AppC
       inner = null;
     }
     if (typeof inner !== 'object' || inner === null || Array.isArray(inner)) {
-      log.warn({ sns_message_id: message.MessageId }, 'mail-provider notification ignored: Message is not a JSON object');
+      log.warn(
+        { sns_message_id: message.MessageId },
+        'mail-provider notification ignored: Message is not a JSON object',
+      );
       return { result: 'ignored', status: 'ignored' };
     }
     let events;
     try {
-      events = readSesEvent(inner as Record<string, unknown>, new Date(Date.parse(message.Timestamp) || Date.now()).toISOString());
+      events = readSesEvent(
+        inner as Record<string, unknown>,
+        new Date(Date.parse(message.Timestamp) || Date.now()).toISOString(),
+      );
     } catch (error) {
       if (error instanceof TooManyRecipients) refuse(log, message, error.message);
       throw error;
@@ -132,12 +160,22 @@ export async function registerMailproviderIntake(app: FastifyInstance, ctx: AppC
     const stored = await store.store({ messageId: message.MessageId, topicArn: message.TopicArn }, events!);
     const inserted = stored.filter((s) => s.inserted).length;
     for (const entry of stored) {
-      if (entry.suppression === 'suppressed') log.warn({ email: entry.email, event_key: entry.key }, 'address suppressed');
-      if (entry.suppression === 'predates_release') log.info({ email: entry.email, event_key: entry.key }, 'event predates the release of the address: not suppressed again');
+      if (entry.suppression === 'suppressed')
+        log.warn({ email: entry.email, event_key: entry.key }, 'address suppressed');
+      if (entry.suppression === 'predates_release')
+        log.info(
+          { email: entry.email, event_key: entry.key },
+          'event predates the release of the address: not suppressed again',
+        );
     }
     // What was recorded goes on the request's own log line (one line per request on this hot path).
     // (Fastify's logger type omits setBindings; the app's request logger is pino, which has it.)
-    (request.log as Partial<Logger>).setBindings?.({ sns_message_id: message.MessageId, sns_event: events![0].eventType, recipients: stored.length, inserted });
+    (request.log as Partial<Logger>).setBindings?.({
+      sns_message_id: message.MessageId,
+      sns_event: events![0].eventType,
+      recipients: stored.length,
+      inserted,
+    });
     return inserted === 0 ? { result: 'duplicate', status: 'duplicate' } : { result: 'recorded', status: 'recorded' };
   }
 
@@ -145,17 +183,30 @@ export async function registerMailproviderIntake(app: FastifyInstance, ctx: AppC
   // JSON as text/plain, so the body is read as text whatever the content type says and parsed here.
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: INTAKE_BODY_LIMIT }, (_request, body, done) => done(null, body));
-    scope.post(INTAKE_PATH, { bodyLimit: INTAKE_BODY_LIMIT, schema: { hide: true } }, async (request: FastifyRequest, reply: FastifyReply) => {
-      const seen = { type: 'unknown' };
-      try {
-        const { result, status } = await receive(request, seen);
-        ctx.metrics?.snsNotification(seen.type, result);
-        return reply.send({ status });
-      } catch (error) {
-        ctx.metrics?.snsNotification(seen.type, error instanceof HttpProblem && error.status < 500 ? (error.status === 400 ? 'invalid' : 'refused') : 'failed');
-        throw error;
-      }
-    });
+    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: INTAKE_BODY_LIMIT }, (_request, body, done) =>
+      done(null, body),
+    );
+    scope.post(
+      INTAKE_PATH,
+      { bodyLimit: INTAKE_BODY_LIMIT, schema: { hide: true } },
+      async (request: FastifyRequest, reply: FastifyReply) => {
+        const seen = { type: 'unknown' };
+        try {
+          const { result, status } = await receive(request, seen);
+          ctx.metrics?.snsNotification(seen.type, result);
+          return reply.send({ status });
+        } catch (error) {
+          ctx.metrics?.snsNotification(
+            seen.type,
+            error instanceof HttpProblem && error.status < 500
+              ? error.status === 400
+                ? 'invalid'
+                : 'refused'
+              : 'failed',
+          );
+          throw error;
+        }
+      },
+    );
   });
 }

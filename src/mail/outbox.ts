@@ -41,17 +41,14 @@ const MAX_ERROR_LENGTH = 1000;
  * addresses are checked by the pre-send guard when sending, not here, so a suppression added between
  * queueing and sending still applies.
  */
-export async function queueMail(
-  ctx: Pick<AppContext, 'wake'>,
-  trx: Executor,
-  message: OutgoingMail,
-): Promise<void> {
+export async function queueMail(ctx: Pick<AppContext, 'wake'>, trx: Executor, message: OutgoingMail): Promise<void> {
   const to = asList(message.to);
   const cc = asList(message.cc);
   const bcc = asList(message.bcc);
   // Programming errors, not user input: a message must have a recipient, a subject and a text part.
   if (to.length + cc.length + bcc.length === 0) throw new TypeError('queueMail: the message has no recipient');
-  if (typeof message.subject !== 'string' || message.subject.trim() === '') throw new TypeError('queueMail: subject is required');
+  if (typeof message.subject !== 'string' || message.subject.trim() === '')
+    throw new TypeError('queueMail: subject is required');
   if (typeof message.text !== 'string') throw new TypeError('queueMail: text is required');
   const now = nowIso();
   await trx
@@ -103,7 +100,11 @@ async function claimBatch(ctx: AppContext): Promise<OutboxRow[]> {
   return rows.sort((a, b) => a.id - b.id);
 }
 
-async function finish(ctx: AppContext, id: number, values: Partial<Pick<OutboxRow, 'status' | 'error' | 'suppressed_recipients' | 'transport_message_id' | 'sent_at'>>) {
+async function finish(
+  ctx: AppContext,
+  id: number,
+  values: Partial<Pick<OutboxRow, 'status' | 'error' | 'suppressed_recipients' | 'transport_message_id' | 'sent_at'>>,
+) {
   await ctx.db.kysely
     .updateTable('mail_outbox')
     .set({ ...values, locked_until: null, updated_at: nowIso() })
@@ -115,10 +116,16 @@ async function sendOne(ctx: AppContext, row: OutboxRow, guarded: GuardedRecipien
   const log = mailLog(ctx);
   const suppressed = JSON.stringify(guarded.suppressed);
   for (const address of guarded.suppressed) {
-    log.warn({ mail_id: row.id, recipient: address, subject: row.subject }, 'mail recipient refused: address is suppressed');
+    log.warn(
+      { mail_id: row.id, recipient: address, subject: row.subject },
+      'mail recipient refused: address is suppressed',
+    );
   }
   for (const value of guarded.invalid) {
-    log.warn({ mail_id: row.id, recipient: value, subject: row.subject }, 'mail recipient refused: not a valid address');
+    log.warn(
+      { mail_id: row.id, recipient: value, subject: row.subject },
+      'mail recipient refused: not a valid address',
+    );
   }
   if (guarded.to.length + guarded.cc.length + guarded.bcc.length === 0) {
     const allSuppressed = guarded.suppressed.length > 0 && guarded.invalid.length === 0;
@@ -148,14 +155,24 @@ async function sendOne(ctx: AppContext, row: OutboxRow, guarded: GuardedRecipien
     await finish(ctx, row.id, {
       status: 'sent',
       // Sent to the others; the refused ones are kept for the record.
-      error: rejected.length > 0 ? `refused by the mail server: ${rejected.join(', ')}`.slice(0, MAX_ERROR_LENGTH) : null,
+      error:
+        rejected.length > 0 ? `refused by the mail server: ${rejected.join(', ')}`.slice(0, MAX_ERROR_LENGTH) : null,
       suppressed_recipients: suppressed,
       transport_message_id: result.messageId,
       sent_at: nowIso(),
     });
     ctx.metrics?.mail('sent');
     if (transport.kind === 'file') {
-      log.info({ mail_id: row.id, to: guarded.to.map((m) => m.address), subject: row.subject, links: linksIn(row.body_text), file: result.file }, 'mail written');
+      log.info(
+        {
+          mail_id: row.id,
+          to: guarded.to.map((m) => m.address),
+          subject: row.subject,
+          links: linksIn(row.body_text),
+          file: result.file,
+        },
+        'mail written',
+      );
     } else {
       log.info({ mail_id: row.id, subject: row.subject, message_id: result.messageId }, 'mail sent');
     }

@@ -7,7 +7,8 @@ import { normaliseAddress, parseOneAddress } from './addresses.ts';
 
 export const MAX_RECIPIENTS = 50;
 
-export type EventType = 'bounce' | 'complaint' | 'delivery' | 'send' | 'reject' | 'delivery_delay' | 'rendering_failure' | 'other';
+export type EventType =
+  'bounce' | 'complaint' | 'delivery' | 'send' | 'reject' | 'delivery_delay' | 'rendering_failure' | 'other';
 
 const TYPES: Record<string, EventType> = {
   Bounce: 'bounce',
@@ -35,7 +36,8 @@ export interface RecipientEvent {
 
 type Json = Record<string, unknown>;
 
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const text = (value: unknown): string | null => (typeof value === 'string' && value.length <= 1000 ? value : null);
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 
@@ -100,7 +102,8 @@ export function readSesEvent(event: Json, fallbackTime: string): RecipientEvent[
     return [{ ...base, email: null, suppress: false, detail: { type: rawType.slice(0, 64) } }];
   }
   return recipients.map((recipient) => {
-    const written = typeof recipient === 'string' ? recipient : isObject(recipient) ? text(recipient.emailAddress) : null;
+    const written =
+      typeof recipient === 'string' ? recipient : isObject(recipient) ? text(recipient.emailAddress) : null;
     // A parseable address is stored bare and lower-cased (the suppression key); anything else is kept as
     // written, for the record, and never suppressed.
     const parsed = written === null ? null : parseOneAddress(written);

@@ -89,7 +89,9 @@ export class SnsCertificateStore {
   readonly #intermediates = new Lru<{ cert: X509Certificate; expiresAt: number }>(32);
 
   constructor(options: CertificateStoreOptions) {
-    this.#anchors = options.trustAnchorsFile ? parsePemBundle(fs.readFileSync(options.trustAnchorsFile, 'utf8')) : nodeRootStore();
+    this.#anchors = options.trustAnchorsFile
+      ? parsePemBundle(fs.readFileSync(options.trustAnchorsFile, 'utf8'))
+      : nodeRootStore();
     if (this.#anchors.length === 0) throw new Error(`no certificate in ${options.trustAnchorsFile}`);
     this.#network = options.network;
     this.#keys = new Lru(options.maxEntries ?? 64);
@@ -116,10 +118,13 @@ export class SnsCertificateStore {
     }
     if (certs.length === 0) throw new CertificateRefused('no certificate at SigningCertURL');
     const [leaf, ...offered] = certs;
-    if (!isCurrent(leaf, now)) throw new CertificateRefused(`the signing certificate is not valid now (${leaf.validFrom} – ${leaf.validTo})`);
+    if (!isCurrent(leaf, now))
+      throw new CertificateRefused(`the signing certificate is not valid now (${leaf.validFrom} – ${leaf.validTo})`);
     const subject = commonName(leaf);
-    if (!subject || !ALLOWED_SUBJECTS.has(subject)) throw new CertificateRefused(`unexpected certificate subject ${JSON.stringify(subject)}`);
-    if (leaf.publicKey.asymmetricKeyType !== 'rsa') throw new CertificateRefused('the signing certificate key is not RSA');
+    if (!subject || !ALLOWED_SUBJECTS.has(subject))
+      throw new CertificateRefused(`unexpected certificate subject ${JSON.stringify(subject)}`);
+    if (leaf.publicKey.asymmetricKeyType !== 'rsa')
+      throw new CertificateRefused('the signing certificate key is not RSA');
     if (leaf.ca) throw new CertificateRefused('the signing certificate is a CA certificate');
     await this.#verifyChain(leaf, offered, now);
     this.#keys.set(url, { key: leaf.publicKey, expiresAt: Date.parse(leaf.validTo) });
@@ -150,7 +155,8 @@ export class SnsCertificateStore {
   async #fetchIssuer(cert: X509Certificate, now: number): Promise<X509Certificate> {
     const url = aiaIssuerUrl(cert);
     if (!url) throw new CertificateRefused('the certificate chain does not lead to a trusted root');
-    if (!isAmazonTrustServicesUrl(url)) throw new CertificateRefused(`intermediate URL ${url} is not an Amazon Trust Services host`);
+    if (!isAmazonTrustServicesUrl(url))
+      throw new CertificateRefused(`intermediate URL ${url} is not an Amazon Trust Services host`);
     const cached = this.#intermediates.get(url, now);
     if (cached && issuedBy(cert, cached.cert)) return cached.cert;
     const body = await this.#fetch(url);
@@ -160,7 +166,8 @@ export class SnsCertificateStore {
     } catch {
       throw new CertificateRefused(`the intermediate at ${url} does not parse`);
     }
-    if (!issuedBy(cert, issuer)) throw new CertificateRefused(`the intermediate at ${url} did not issue the certificate`);
+    if (!issuedBy(cert, issuer))
+      throw new CertificateRefused(`the intermediate at ${url} did not issue the certificate`);
     this.#intermediates.set(url, { cert: issuer, expiresAt: Date.parse(issuer.validTo) });
     return issuer;
   }

@@ -37,27 +37,41 @@ export function boundedGet(url: string, options: FetchOptions): Promise<Buffer> 
       if (error) reject(error);
       else resolve(body!);
     };
-    const request = client.get(target, { agent, headers: { accept: '*/*', 'user-agent': 'svc-mailprovider-intake' } }, (response) => {
-      const status = response.statusCode ?? 0;
-      if (status >= 300 && status < 400) return finish(new FetchRefused(`${url} answered ${status} (redirects are not followed)`));
-      if (status >= 500) return finish(new FetchTransient(`${url} answered ${status}`));
-      if (status !== 200) return finish(new FetchRefused(`${url} answered ${status}`));
-      const declared = Number(response.headers['content-length'] ?? 0);
-      if (declared > options.maxBytes) return finish(new FetchRefused(`${url} is larger than ${options.maxBytes} bytes`));
-      const chunks: Buffer[] = [];
-      let size = 0;
-      response.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > options.maxBytes) return finish(new FetchRefused(`${url} is larger than ${options.maxBytes} bytes`));
-        chunks.push(chunk);
-      });
-      response.on('end', () => finish(null, Buffer.concat(chunks)));
-      response.on('error', (error) => finish(new FetchTransient(`${url}: ${error.message}`)));
-    });
-    const deadline = setTimeout(() => finish(new FetchTransient(`${url} timed out after ${options.timeoutMs} ms`)), options.timeoutMs);
+    const request = client.get(
+      target,
+      { agent, headers: { accept: '*/*', 'user-agent': 'svc-mailprovider-intake' } },
+      (response) => {
+        const status = response.statusCode ?? 0;
+        if (status >= 300 && status < 400)
+          return finish(new FetchRefused(`${url} answered ${status} (redirects are not followed)`));
+        if (status >= 500) return finish(new FetchTransient(`${url} answered ${status}`));
+        if (status !== 200) return finish(new FetchRefused(`${url} answered ${status}`));
+        const declared = Number(response.headers['content-length'] ?? 0);
+        if (declared > options.maxBytes)
+          return finish(new FetchRefused(`${url} is larger than ${options.maxBytes} bytes`));
+        const chunks: Buffer[] = [];
+        let size = 0;
+        response.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > options.maxBytes)
+            return finish(new FetchRefused(`${url} is larger than ${options.maxBytes} bytes`));
+          chunks.push(chunk);
+        });
+        response.on('end', () => finish(null, Buffer.concat(chunks)));
+        response.on('error', (error) => finish(new FetchTransient(`${url}: ${error.message}`)));
+      },
+    );
+    const deadline = setTimeout(
+      () => finish(new FetchTransient(`${url} timed out after ${options.timeoutMs} ms`)),
+      options.timeoutMs,
+    );
     request.on('error', (error: NodeJS.ErrnoException) => {
       const code = error.code ?? '';
-      finish(TLS_REFUSALS.test(code) ? new FetchRefused(`${url}: TLS ${code}`) : new FetchTransient(`${url}: ${code || error.message}`));
+      finish(
+        TLS_REFUSALS.test(code)
+          ? new FetchRefused(`${url}: TLS ${code}`)
+          : new FetchTransient(`${url}: ${code || error.message}`),
+      );
     });
   });
 }

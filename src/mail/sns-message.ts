@@ -25,13 +25,23 @@ const SIGNED_FIELDS: Record<SnsType, readonly (keyof SnsMessage)[]> = {
   UnsubscribeConfirmation: ['Message', 'MessageId', 'SubscribeURL', 'Timestamp', 'Token', 'TopicArn', 'Type'],
 };
 
-const COMMON_REQUIRED = ['Type', 'MessageId', 'TopicArn', 'Message', 'Timestamp', 'SignatureVersion', 'Signature', 'SigningCertURL'] as const;
+const COMMON_REQUIRED = [
+  'Type',
+  'MessageId',
+  'TopicArn',
+  'Message',
+  'Timestamp',
+  'SignatureVersion',
+  'Signature',
+  'SigningCertURL',
+] as const;
 
 export class EnvelopeInvalid extends Error {}
 
 /** Checks the envelope's shape; throws EnvelopeInvalid (400) naming the first problem. */
 export function parseEnvelope(body: unknown): SnsMessage {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new EnvelopeInvalid('The body must be a JSON object.');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new EnvelopeInvalid('The body must be a JSON object.');
   const fields = body as Record<string, unknown>;
   for (const name of COMMON_REQUIRED) {
     if (typeof fields[name] !== 'string') throw new EnvelopeInvalid(`Field "${name}" must be a string.`);

@@ -11,7 +11,9 @@ const ORIGIN = `https://${HOST}(?::443)?`;
 const SIGNING_CERT_URL = new RegExp(`^${ORIGIN}/SimpleNotificationService-[A-Za-z0-9]{1,64}\\.pem$`);
 // Path `/`, query starting with Action=ConfirmSubscription; the other parameters (TopicArn, Token) use
 // only characters SNS emits unescaped. No `%` at all: an escape is a way to smuggle what the pattern refuses.
-const SUBSCRIBE_URL = new RegExp(`^${ORIGIN}/\\?Action=ConfirmSubscription(?:&[A-Za-z]{1,32}=[A-Za-z0-9:._-]{0,1024}){0,8}$`);
+const SUBSCRIBE_URL = new RegExp(
+  `^${ORIGIN}/\\?Action=ConfirmSubscription(?:&[A-Za-z]{1,32}=[A-Za-z0-9:._-]{0,1024}){0,8}$`,
+);
 
 export function isValidSigningCertUrl(value: string): boolean {
   return value.length <= 512 && SIGNING_CERT_URL.test(value);

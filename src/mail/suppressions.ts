@@ -28,7 +28,13 @@ export async function insertSuppression(
 ): Promise<void> {
   await trx
     .insertInto('mail_suppressions')
-    .values({ email: entry.email, reason: entry.reason, event_key: entry.eventKey, occurred_at: entry.occurredAt, created_at: nowIso() })
+    .values({
+      email: entry.email,
+      reason: entry.reason,
+      event_key: entry.eventKey,
+      occurred_at: entry.occurredAt,
+      created_at: nowIso(),
+    })
     // A concurrent writer suppressing the same address wins; one active row per address either way.
     .onConflict((oc) => oc.column('email').where('released_at', 'is', null).doNothing())
     .execute();
@@ -54,12 +60,25 @@ export interface SuppressionView {
 }
 
 export function suppressionView(row: SuppressionRow): SuppressionView {
-  return { email: row.email, reason: row.reason, event_key: row.event_key, occurred_at: row.occurred_at, created_at: row.created_at };
+  return {
+    email: row.email,
+    reason: row.reason,
+    event_key: row.event_key,
+    occurred_at: row.occurred_at,
+    created_at: row.created_at,
+  };
 }
 
 /** Active suppressions, newest first (created_at, then id, both descending). */
-export async function listActiveSuppressions(db: Executor, options: { email?: string; limit?: number } = {}): Promise<SuppressionRow[]> {
+export async function listActiveSuppressions(
+  db: Executor,
+  options: { email?: string; limit?: number } = {},
+): Promise<SuppressionRow[]> {
   let query = db.selectFrom('mail_suppressions').selectAll().where('released_at', 'is', null);
   if (options.email) query = query.where('email', '=', options.email);
-  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit ?? 10_000).execute();
+  return query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(options.limit ?? 10_000)
+    .execute();
 }

@@ -126,7 +126,9 @@ export class SmtpTransport implements MailTransport {
   async send(mail: ComposedMail): Promise<SendResult> {
     const info = await this.#transport.sendMail({ ...baseMessage(mail), text: mail.text });
     // nodemailer lists refused recipients as strings or as address objects, depending on the version.
-    const rejected = ((info.rejected ?? []) as (string | { address: string })[]).map((r) => (typeof r === 'string' ? r : r.address));
+    const rejected = ((info.rejected ?? []) as (string | { address: string })[]).map((r) =>
+      typeof r === 'string' ? r : r.address,
+    );
     return { messageId: info.messageId, rejected };
   }
 

@@ -17,7 +17,12 @@ export interface ToolDefinition {
   name: string;
   title: string;
   description: string;
-  inputSchema: { type: 'object'; properties: Record<string, SchemaObject>; required?: string[]; additionalProperties?: boolean };
+  inputSchema: {
+    type: 'object';
+    properties: Record<string, SchemaObject>;
+    required?: string[];
+    additionalProperties?: boolean;
+  };
   annotations: { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean };
 }
 
@@ -80,7 +85,14 @@ export function buildCatalog(document: OpenApiDocument, options: CatalogOptions)
   return tools.sort((a, b) => a.definition.name.localeCompare(b.definition.name));
 }
 
-function toolFor(method: string, path: string, operation: Operation, scopes: string[], components: Record<string, SchemaObject>, tag: string | null): CatalogTool {
+function toolFor(
+  method: string,
+  path: string,
+  operation: Operation,
+  scopes: string[],
+  components: Record<string, SchemaObject>,
+  tag: string | null,
+): CatalogTool {
   const properties: Record<string, SchemaObject> = {};
   const required: string[] = [];
   const parameters: ToolParameter[] = [];
@@ -120,7 +132,12 @@ function toolFor(method: string, path: string, operation: Operation, scopes: str
     name: operation.operationId!,
     title: titleOf(operation.operationId!),
     description: operation.summary ?? `${method} ${path}`,
-    inputSchema: { type: 'object', properties, ...(required.length ? { required } : {}), ...(closed ? { additionalProperties: false } : {}) },
+    inputSchema: {
+      type: 'object',
+      properties,
+      ...(required.length ? { required } : {}),
+      ...(closed ? { additionalProperties: false } : {}),
+    },
     annotations: {
       readOnlyHint: method === 'GET',
       destructiveHint: method === 'DELETE' || changesRole,

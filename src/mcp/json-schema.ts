@@ -26,8 +26,14 @@ export function toJsonSchema(schema: unknown, components: Record<string, SchemaO
     if (key === 'nullable' || key === '$id') continue;
     if (key === 'example') out.examples = [value];
     else if (key === 'properties' && value && typeof value === 'object') {
-      out.properties = Object.fromEntries(Object.entries(value as SchemaObject).map(([name, sub]) => [name, toJsonSchema(sub, components, depth + 1)]));
-    } else if ((key === 'items' || key === 'additionalProperties' || key === 'not') && value && typeof value === 'object') {
+      out.properties = Object.fromEntries(
+        Object.entries(value as SchemaObject).map(([name, sub]) => [name, toJsonSchema(sub, components, depth + 1)]),
+      );
+    } else if (
+      (key === 'items' || key === 'additionalProperties' || key === 'not') &&
+      value &&
+      typeof value === 'object'
+    ) {
       out[key] = toJsonSchema(value, components, depth + 1);
     } else if ((key === 'anyOf' || key === 'oneOf' || key === 'allOf') && Array.isArray(value)) {
       out[key] = value.map((sub) => toJsonSchema(sub, components, depth + 1));

@@ -11,7 +11,13 @@
 import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext, TypedApp } from '../app-context.ts';
-import { holdsAnyScope, isAuthenticated, missingScopeDetail, requireUser, type AuthenticatedIdentity } from '../http/identity.ts';
+import {
+  holdsAnyScope,
+  isAuthenticated,
+  missingScopeDetail,
+  requireUser,
+  type AuthenticatedIdentity,
+} from '../http/identity.ts';
 import { HttpProblem } from '../http/problem.ts';
 import { throttleRequest } from '../http/throttle-hook.ts';
 import { MCP_PATH, mcpResourceOf } from '../oauth/constants.ts';
@@ -20,11 +26,23 @@ import { InternalCredentials } from './internal-credentials.ts';
 import { createMcpService, type McpService } from './server.ts';
 import type { CatalogTool } from './catalog.ts';
 
-export const isMcpPath = (url: string) => url.startsWith(MCP_PATH) && (url.length === MCP_PATH.length || url[MCP_PATH.length] === '/' || url[MCP_PATH.length] === '?');
+export const isMcpPath = (url: string) =>
+  url.startsWith(MCP_PATH) &&
+  (url.length === MCP_PATH.length || url[MCP_PATH.length] === '/' || url[MCP_PATH.length] === '?');
 
 // The request headers the SDK's transports read: media types, the protocol's own headers, Host and
 // Origin (checked here already, and again by the SDK's optional DNS-rebinding check).
-const SDK_HEADERS = ['host', 'origin', 'content-type', 'accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'mcp-session-id', 'last-event-id'];
+const SDK_HEADERS = [
+  'host',
+  'origin',
+  'content-type',
+  'accept',
+  'mcp-protocol-version',
+  'mcp-method',
+  'mcp-name',
+  'mcp-session-id',
+  'last-event-id',
+];
 // The body was read and parsed by Fastify; the SDK is given it parsed and never reads the stream.
 async function* noBody(): AsyncGenerator<never> {}
 
@@ -59,9 +77,12 @@ export function registerMcp(app: TypedApp, ctx: AppContext) {
       const identity = request.identity;
       if (!isAuthenticated(identity)) {
         const detail = identity.credentialError ?? 'Authentication credentials were not provided.';
-        return done(new HttpProblem(401, detail, { headers: { 'WWW-Authenticate': challenges.unauthorized(identity) } }));
+        return done(
+          new HttpProblem(401, detail, { headers: { 'WWW-Authenticate': challenges.unauthorized(identity) } }),
+        );
       }
-      if (!isJson(request.headers['content-type'])) return done(new HttpProblem(415, 'Unsupported media type; send application/json.'));
+      if (!isJson(request.headers['content-type']))
+        return done(new HttpProblem(415, 'Unsupported media type; send application/json.'));
       done();
     };
     const count = () => throttleRequest(ctx.throttle, ctx.clientAddresses, request, reply, counted);
@@ -105,7 +126,8 @@ export function registerMcp(app: TypedApp, ctx: AppContext) {
     };
     // The SDK writes the answer on the raw response: the headers set so far (X-Request-ID, the
     // rate-limit fields) go with it. Fastify still writes the request's log line when it is sent.
-    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
+    for (const [name, value] of Object.entries(reply.getHeaders()))
+      if (value !== undefined) reply.raw.setHeader(name, value);
     reply.hijack();
     await handle(raw, reply.raw, request.body);
   };
@@ -127,7 +149,11 @@ export function registerMcp(app: TypedApp, ctx: AppContext) {
 }
 
 /** The first tools/call (of a message or a batch) for a known tool whose scopes the identity holds none of. */
-function toolLackingScope(body: unknown, tools: ReadonlyMap<string, CatalogTool>, identity: AuthenticatedIdentity): CatalogTool | null {
+function toolLackingScope(
+  body: unknown,
+  tools: ReadonlyMap<string, CatalogTool>,
+  identity: AuthenticatedIdentity,
+): CatalogTool | null {
   if (identity.scopes === null) return null;
   for (const message of Array.isArray(body) ? body : [body]) {
     const { method, params } = (message ?? {}) as { method?: unknown; params?: { name?: unknown } };

@@ -30,13 +30,30 @@ export interface McpService {
 const INSTRUCTIONS =
   'Tools of this service act for the signed-in user through its REST API: read the profile and teams, and, ' +
   'with the write scopes, manage teams, members, invitations and webhooks. Read the resource docs://api for ' +
-  'what each tool does, its arguments and the scope it needs. Errors are the API\'s problem details.';
+  "what each tool does, its arguments and the scope it needs. Errors are the API's problem details.";
 
 /** Builds the handler for `app` (after it is ready: the OpenAPI document is complete then). */
-export async function createMcpService(app: FastifyInstance, ctx: AppContext, credentials: InternalCredentials): Promise<McpService> {
-  const [sdk, { toNodeHandler }] = await Promise.all([import('@modelcontextprotocol/server'), import('@modelcontextprotocol/node')]);
-  const { Server, ProtocolError, ProtocolErrorCode, ResourceNotFoundError, WebStandardStreamableHTTPServerTransport, createMcpHandler, isLegacyRequest } = sdk;
-  const document = (app as FastifyInstance & { swagger(): unknown }).swagger() as OpenApiDocument & { info?: { description?: string } };
+export async function createMcpService(
+  app: FastifyInstance,
+  ctx: AppContext,
+  credentials: InternalCredentials,
+): Promise<McpService> {
+  const [sdk, { toNodeHandler }] = await Promise.all([
+    import('@modelcontextprotocol/server'),
+    import('@modelcontextprotocol/node'),
+  ]);
+  const {
+    Server,
+    ProtocolError,
+    ProtocolErrorCode,
+    ResourceNotFoundError,
+    WebStandardStreamableHTTPServerTransport,
+    createMcpHandler,
+    isLegacyRequest,
+  } = sdk;
+  const document = (app as FastifyInstance & { swagger(): unknown }).swagger() as OpenApiDocument & {
+    info?: { description?: string };
+  };
   const catalog = buildCatalog(document, { webhooksEnabled: ctx.config.webhooksEnabled });
   const tools = new Map(catalog.map((tool) => [tool.definition.name, tool]));
   const runner = new ToolRunner(app, credentials);
@@ -57,11 +74,14 @@ export async function createMcpService(app: FastifyInstance, ctx: AppContext, cr
     );
     server.setRequestHandler('tools/list', () => ({
       // The definitions are plain JSON Schema objects, which the SDK types as JSON values.
-      tools: (call ? catalog.filter((tool) => holdsAnyScope(call.identity, tool.scopes)).map((tool) => tool.definition) : []) as unknown as Tool[],
+      tools: (call
+        ? catalog.filter((tool) => holdsAnyScope(call.identity, tool.scopes)).map((tool) => tool.definition)
+        : []) as unknown as Tool[],
     }));
     server.setRequestHandler('tools/call', async (request) => {
       const tool = tools.get(request.params.name);
-      if (!tool || !call) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+      if (!tool || !call)
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
       return runner.call(tool, request.params.arguments, call);
     });
     server.setRequestHandler('resources/list', () => ({ resources: [docsResource] }));
@@ -77,8 +97,15 @@ export async function createMcpService(app: FastifyInstance, ctx: AppContext, cr
   // 'auto' answers JSON unless a handler sends a message before its result, which none does here.
   const modern = createMcpHandler(factory, { legacy: 'reject', responseMode: 'auto', onerror });
   const legacy: LegacyHttpHandler = async (request, options) => {
-    const server = await factory({ era: 'legacy', ...(options?.authInfo ? { authInfo: options.authInfo } : {}), requestInfo: request });
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const server = await factory({
+      era: 'legacy',
+      ...(options?.authInfo ? { authInfo: options.authInfo } : {}),
+      requestInfo: request,
+    });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
     transport.onerror = onerror;
     // Not closed afterwards: a JSON answer leaves nothing open (no stream, no request of the server's
     // own), and closing builds an error object with its stack for the requests it would abandon.

@@ -32,7 +32,8 @@ interface Request {
   payload?: string;
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> => !!value && typeof value === 'object' && !Array.isArray(value);
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  !!value && typeof value === 'object' && !Array.isArray(value);
 
 export class ToolRunner {
   readonly #app: FastifyInstance;
@@ -45,13 +46,19 @@ export class ToolRunner {
 
   async call(tool: CatalogTool, args: unknown, context: CallContext): Promise<ToolResult> {
     const built = buildRequest(tool, args ?? {});
-    if ('errors' in built) return problemResult(400, 'The tool arguments are invalid.', context.requestId, built.errors);
+    if ('errors' in built)
+      return problemResult(400, 'The tool arguments are invalid.', context.requestId, built.errors);
     const token = this.#credentials.issue(context.identity);
     try {
       const response = await this.#app.inject({
         method: tool.method as 'GET',
         url: built.url,
-        headers: { ...built.headers, authorization: `Bearer ${token}`, 'x-request-id': context.requestId, accept: 'application/json' },
+        headers: {
+          ...built.headers,
+          authorization: `Bearer ${token}`,
+          'x-request-id': context.requestId,
+          accept: 'application/json',
+        },
         ...(built.payload !== undefined ? { payload: built.payload } : {}),
         remoteAddress: context.address,
       });
@@ -104,7 +111,11 @@ export function buildRequest(tool: CatalogTool, args: unknown): Request | { erro
 
   const search = query.size ? `?${query}` : '';
   if (payload === undefined) return { url: path + search, headers };
-  return { url: path + search, headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify(payload) };
+  return {
+    url: path + search,
+    headers: { ...headers, 'content-type': 'application/json' },
+    payload: JSON.stringify(payload),
+  };
 }
 
 /** The tool result of an API answer: 2xx is the result, anything else a tool error with the problem. */
@@ -125,6 +136,13 @@ export function resultOf(status: number, body: string): ToolResult {
 }
 
 function problemResult(status: number, detail: string, requestId: string, errors: FieldError[]): ToolResult {
-  const problem = { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, detail, request_id: requestId, errors };
+  const problem = {
+    type: 'about:blank',
+    title: STATUS_CODES[status] ?? 'Error',
+    status,
+    detail,
+    request_id: requestId,
+    errors,
+  };
   return { content: [{ type: 'text', text: JSON.stringify(problem) }], structuredContent: problem, isError: true };
 }

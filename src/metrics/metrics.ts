@@ -26,7 +26,8 @@ const MAIL_OUTCOMES: readonly MailOutcome[] = ['sent', 'suppressed', 'failed'];
 
 /** The SES event of a notification, the SNS message type otherwise, or `unknown` before a valid envelope. */
 export type SnsType = string;
-export type SnsResult = 'recorded' | 'duplicate' | 'ignored' | 'confirmed' | 'acknowledged' | 'refused' | 'invalid' | 'failed';
+export type SnsResult =
+  'recorded' | 'duplicate' | 'ignored' | 'confirmed' | 'acknowledged' | 'refused' | 'invalid' | 'failed';
 
 /** What a delivery attempt's metrics need of its result (the worker's AttemptResult has these fields). */
 export interface DeliveryAttempt {
@@ -107,7 +108,11 @@ export class Metrics {
     // The library's defaults sample the event-loop delay every 10 ms and its utilisation every 100 ms:
     // timers that wake an idle process 110 times a second, whether anyone scrapes it or not. Every
     // 50 ms and every second still catch any stall worth an alert (docs/operations.md).
-    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 50, eventLoopUtilizationTimeout: 1000 });
+    collectDefaultMetrics({
+      register: this.registry,
+      eventLoopMonitoringPrecision: 50,
+      eventLoopUtilizationTimeout: 1000,
+    });
   }
 
   /** The exposition (Prometheus text format) and its content type. */

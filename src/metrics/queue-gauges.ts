@@ -24,7 +24,10 @@ export function queueGauges(ctx: Pick<AppContext, 'db'>, registers: Registry[]):
   async function read(): Promise<void> {
     try {
       const row = (
-        await sql<{ pending: number | string; oldest: string | null }>`select count(*) as pending, min(next_retry_at) as oldest
+        await sql<{
+          pending: number | string;
+          oldest: string | null;
+        }>`select count(*) as pending, min(next_retry_at) as oldest
           from webhook_deliveries where status = 'pending'`.execute(ctx.db.kysely)
       ).rows[0];
       depth.set(Number(row.pending));

@@ -26,7 +26,8 @@ class Series {
 export class RequestDurations {
   // What the registry reads of a metric (the library's MetricObject).
   readonly name = 'http_request_duration_seconds';
-  readonly help = 'Time from a request arriving to its answer being written, by method, route template and status code.';
+  readonly help =
+    'Time from a request arriving to its answer being written, by method, route template and status code.';
   readonly type = 'histogram';
   readonly aggregator = 'sum';
   readonly #bounds: readonly number[];
@@ -83,7 +84,14 @@ export class RequestDurations {
       values.push({ metricName: `${this.name}_sum`, labels: series.labels, value: series.sum });
       values.push({ metricName: `${this.name}_count`, labels: series.labels, value: series.count });
     }
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, collect: () => {}, values };
+    return {
+      name: this.name,
+      help: this.help,
+      type: this.type,
+      aggregator: this.aggregator,
+      collect: () => {},
+      values,
+    };
   }
 }
 
@@ -103,7 +111,8 @@ export class RouteDurations {
   observe(method: string, status: number, seconds: number): void {
     const statuses = this.#statuses;
     for (let i = 0; i < statuses.length; i++) {
-      if (statuses[i] === status && this.#methods[i] === method) return this.#durations.record(this.#series[i], seconds);
+      if (statuses[i] === status && this.#methods[i] === method)
+        return this.#durations.record(this.#series[i], seconds);
     }
     const series = this.#durations.add({ method, route: this.#route, status_code: String(status) });
     this.#methods.push(method);

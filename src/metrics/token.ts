@@ -7,7 +7,8 @@ const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').diges
 
 /** The 401's header: a Prometheus server (or anyone) is asked for a bearer token. */
 export const METRICS_CHALLENGE = 'Bearer realm="metrics"';
-export const METRICS_REFUSED = 'GET /metrics needs the metrics token as a bearer token (Authorization: Bearer <token>).';
+export const METRICS_REFUSED =
+  'GET /metrics needs the metrics token as a bearer token (Authorization: Bearer <token>).';
 
 export class MetricsToken {
   readonly #digest: Buffer;

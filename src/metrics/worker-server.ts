@@ -13,9 +13,18 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-function problem(response: http.ServerResponse, status: number, detail: string, headers: Record<string, string> = {}): void {
+function problem(
+  response: http.ServerResponse,
+  status: number,
+  detail: string,
+  headers: Record<string, string> = {},
+): void {
   const body = JSON.stringify({ type: 'about:blank', title: http.STATUS_CODES[status], status, detail });
-  response.writeHead(status, { 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(body), ...headers });
+  response.writeHead(status, {
+    'Content-Type': 'application/problem+json',
+    'Content-Length': Buffer.byteLength(body),
+    ...headers,
+  });
   response.end(body);
 }
 
@@ -26,11 +35,17 @@ export async function serveWorkerMetrics(ctx: AppContext): Promise<MetricsServer
   const server = http.createServer((request, response) => {
     const path = (request.url ?? '').split('?', 1)[0];
     if (path !== '/metrics') return problem(response, 404, 'Not found.');
-    if (request.method !== 'GET' && request.method !== 'HEAD') return problem(response, 405, `Method ${request.method} is not allowed on this path.`, { Allow: 'GET, HEAD' });
-    if (!token.accepts(request.headers.authorization)) return problem(response, 401, METRICS_REFUSED, { 'WWW-Authenticate': METRICS_CHALLENGE });
+    if (request.method !== 'GET' && request.method !== 'HEAD')
+      return problem(response, 405, `Method ${request.method} is not allowed on this path.`, { Allow: 'GET, HEAD' });
+    if (!token.accepts(request.headers.authorization))
+      return problem(response, 401, METRICS_REFUSED, { 'WWW-Authenticate': METRICS_CHALLENGE });
     metrics.exposition().then(
       ({ body, contentType }) => {
-        response.writeHead(200, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
+        response.writeHead(200, {
+          'Content-Type': contentType,
+          'Content-Length': Buffer.byteLength(body),
+          'Cache-Control': 'no-store',
+        });
         response.end(request.method === 'HEAD' ? undefined : body);
       },
       () => problem(response, 500, 'The metrics could not be collected.'),

@@ -47,7 +47,11 @@ export class KyselyAdapter implements Adapter {
     const stored: AdapterPayload = { ...rest };
     if (this.#digested) delete stored.jti;
     // Client secrets are kept as digests (docs/oauth.md); provider.ts compares presented secrets by digest.
-    if (this.#model === 'Client' && typeof stored.client_secret === 'string' && !stored.client_secret.startsWith('sha256:')) {
+    if (
+      this.#model === 'Client' &&
+      typeof stored.client_secret === 'string' &&
+      !stored.client_secret.startsWith('sha256:')
+    ) {
       stored.client_secret = hashClientSecret(stored.client_secret);
     }
     const row = {
@@ -97,7 +101,11 @@ export class KyselyAdapter implements Adapter {
   }
 
   async revokeByGrantId(grantId: string): Promise<void> {
-    await this.#db.deleteFrom('oauth_models').where('model', '=', this.#model).where('grant_id', '=', grantId).execute();
+    await this.#db
+      .deleteFrom('oauth_models')
+      .where('model', '=', this.#model)
+      .where('grant_id', '=', grantId)
+      .execute();
   }
 
   async #findBy(column: 'id' | 'user_code' | 'uid', value: string): Promise<AdapterPayload | undefined> {

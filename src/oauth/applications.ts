@@ -25,20 +25,36 @@ interface GrantPayload {
   resources?: Record<string, string>;
 }
 
-const isoOf = (epochSeconds: number | undefined) => (typeof epochSeconds === 'number' ? new Date(epochSeconds * 1000).toISOString() : null);
+const isoOf = (epochSeconds: number | undefined) =>
+  typeof epochSeconds === 'number' ? new Date(epochSeconds * 1000).toISOString() : null;
 
 function grantedScopes(grant: GrantPayload): string[] {
-  const words = [grant.openid?.scope ?? '', ...Object.values(grant.resources ?? {})].join(' ').split(' ').filter(Boolean);
+  const words = [grant.openid?.scope ?? '', ...Object.values(grant.resources ?? {})]
+    .join(' ')
+    .split(' ')
+    .filter(Boolean);
   return [...new Set(words)].sort();
 }
 
 /** The user's authorized applications whose grant is still alive, by name. */
-export async function listAuthorizedApplications(ctx: Pick<AppContext, 'db' | 'oauth'>, userId: number): Promise<AuthorizedApplication[]> {
+export async function listAuthorizedApplications(
+  ctx: Pick<AppContext, 'db' | 'oauth'>,
+  userId: number,
+): Promise<AuthorizedApplication[]> {
   const db = ctx.db.kysely;
-  const consents = await db.selectFrom('oauth_consents').select(['client_id', 'grant_id']).where('user_id', '=', userId).execute();
+  const consents = await db
+    .selectFrom('oauth_consents')
+    .select(['client_id', 'grant_id'])
+    .where('user_id', '=', userId)
+    .execute();
   if (consents.length === 0) return [];
   const grantIds = consents.map((consent) => consent.grant_id);
-  const grants = await db.selectFrom('oauth_models').select(['id', 'payload']).where('model', '=', 'Grant').where('id', 'in', grantIds).execute();
+  const grants = await db
+    .selectFrom('oauth_models')
+    .select(['id', 'payload'])
+    .where('model', '=', 'Grant')
+    .where('id', 'in', grantIds)
+    .execute();
   const grantById = new Map(grants.map((row) => [row.id, JSON.parse(row.payload) as GrantPayload]));
   const tokens = await db
     .selectFrom('oauth_models')
@@ -49,7 +65,8 @@ export async function listAuthorizedApplications(ctx: Pick<AppContext, 'db' | 'o
   const lastIssued = new Map<string, number>();
   for (const token of tokens) {
     const iat = (JSON.parse(token.payload) as { iat?: number }).iat;
-    if (token.grant_id && typeof iat === 'number' && iat > (lastIssued.get(token.grant_id) ?? 0)) lastIssued.set(token.grant_id, iat);
+    if (token.grant_id && typeof iat === 'number' && iat > (lastIssued.get(token.grant_id) ?? 0))
+      lastIssued.set(token.grant_id, iat);
   }
   const provider = (await ctx.oauth.get()).provider;
   const now = Date.now() / 1000;

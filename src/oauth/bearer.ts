@@ -19,7 +19,11 @@ export class OAuthBearerResolver implements BearerResolver {
   readonly #db: Kysely<Database>;
   readonly #refusedClients: ReadonlySet<string>;
 
-  constructor(provider: () => Promise<Provider>, db: Kysely<Database>, refusedClients: ReadonlySet<string> = new Set()) {
+  constructor(
+    provider: () => Promise<Provider>,
+    db: Kysely<Database>,
+    refusedClients: ReadonlySet<string> = new Set(),
+  ) {
     this.#provider = provider;
     this.#db = db;
     this.#refusedClients = refusedClients;
@@ -47,6 +51,11 @@ export class OAuthBearerResolver implements BearerResolver {
       .executeTakeFirst();
     if (!user || user.is_active !== 1) return null;
     const scopes = new Set((accessToken.scope ?? '').split(' ').filter(Boolean));
-    return bearerIdentity('oauth', toAuthUser(user), `oauth:${accessToken.clientId}:${accessToken.grantId ?? ''}`, scopes);
+    return bearerIdentity(
+      'oauth',
+      toAuthUser(user),
+      `oauth:${accessToken.clientId}:${accessToken.grantId ?? ''}`,
+      scopes,
+    );
   }
 }

@@ -13,8 +13,10 @@ const GRANTS: Record<string, string> = { 'device-code': DEVICE_GRANT, 'authoriza
 
 const createClient: Command = {
   path: ['oauth', 'create-client'],
-  usage: 'svc oauth create-client --name N --grant device-code|authorization-code [--redirect-uri U …] [--confidential] [--scopes "…"]',
-  summary: 'Registers an OAuth client and prints its id (and, for a confidential client, its secret on a second line, once).',
+  usage:
+    'svc oauth create-client --name N --grant device-code|authorization-code [--redirect-uri U …] [--confidential] [--scopes "…"]',
+  summary:
+    'Registers an OAuth client and prints its id (and, for a confidential client, its secret on a second line, once).',
   options: {
     name: { type: 'string' },
     grant: { type: 'string', multiple: true },
@@ -33,7 +35,8 @@ const createClient: Command = {
     if (confidential && !grants.includes('authorization-code')) {
       throw new UsageError('--confidential is for authorization-code clients (device-code clients are public)');
     }
-    if (redirectUris.length && !grants.includes('authorization-code')) throw new UsageError('--redirect-uri is for authorization-code clients');
+    if (redirectUris.length && !grants.includes('authorization-code'))
+      throw new UsageError('--redirect-uri is for authorization-code clients');
     const scopes = optional(values, 'scopes');
     // A rule the metadata breaks is a RegistrationError, a ValidationError: a bad argument (exit 2).
     const metadata = normaliseClientMetadata(
@@ -42,7 +45,14 @@ const createClient: Command = {
         grant_types: grants.map((g) => GRANTS[g]),
         token_endpoint_auth_method: confidential ? 'client_secret_basic' : 'none',
         ...(redirectUris.length ? { redirect_uris: redirectUris } : {}),
-        ...(scopes !== undefined ? { scope: scopes.split(/[\s,]+/).filter(Boolean).join(' ') } : {}),
+        ...(scopes !== undefined
+          ? {
+              scope: scopes
+                .split(/[\s,]+/)
+                .filter(Boolean)
+                .join(' '),
+            }
+          : {}),
       },
       new ScopeRegistry(config.extraScopes),
     );
@@ -60,7 +70,9 @@ const createClient: Command = {
       // The library's own client metadata validation, as at POST /o/register/.
       await provider.Client.validate(record as never);
     } catch (error) {
-      throw new CommandError(`invalid client: ${(error as { error_description?: string }).error_description ?? (error as Error).message}`);
+      throw new CommandError(
+        `invalid client: ${(error as { error_description?: string }).error_description ?? (error as Error).message}`,
+      );
     }
     // Stored through the provider's adapter (which keeps only the secret's digest).
     await new KyselyAdapter(ctx.db.kysely, 'Client').upsert(clientId, record as never);

@@ -22,14 +22,28 @@ import { RegistrationError, normaliseClientMetadata } from './registration.ts';
 export const MAX_DOCUMENT_BYTES = 5 * 1024;
 const CONNECT_TIMEOUT_MS = 2500;
 // Informational fields a document may carry besides the ones the rules read.
-const DOCUMENT_FIELDS = ['client_name', 'grant_types', 'response_types', 'redirect_uris', 'scope', 'client_uri', 'logo_uri', 'policy_uri', 'tos_uri', 'contacts'];
+const DOCUMENT_FIELDS = [
+  'client_name',
+  'grant_types',
+  'response_types',
+  'redirect_uris',
+  'scope',
+  'client_uri',
+  'logo_uri',
+  'policy_uri',
+  'tos_uri',
+  'contacts',
+];
 
 export class MetadataDocumentRefused extends Error {}
 
 type FetchInit = { signal?: AbortSignal | null; headers?: unknown };
 
 /** The `fetch` the provider is configured with: metadata documents only, as described above. */
-export function metadataDocumentFetch(settings: Pick<WebhookSettings, 'allowedCidrs' | 'dnsServers'>, registry: ScopeRegistry) {
+export function metadataDocumentFetch(
+  settings: Pick<WebhookSettings, 'allowedCidrs' | 'dnsServers'>,
+  registry: ScopeRegistry,
+) {
   const guard = new AddressGuard(settings);
   const tlsConnect = buildConnector({ timeout: CONNECT_TIMEOUT_MS } as buildConnector.BuildOptions);
   const agent = new Agent({
@@ -47,7 +61,8 @@ export function metadataDocumentFetch(settings: Pick<WebhookSettings, 'allowedCi
 
   return async function fetchMetadataDocument(url: string | URL, init: FetchInit = {}): Promise<Response> {
     const target = new URL(url);
-    if (target.protocol !== 'https:') throw new MetadataDocumentRefused('client metadata documents are fetched over https only');
+    if (target.protocol !== 'https:')
+      throw new MetadataDocumentRefused('client metadata documents are fetched over https only');
     const response = await request(target, {
       method: 'GET',
       headers: { accept: 'application/json', 'user-agent': 'svc-oauth' },
@@ -97,12 +112,18 @@ export function metadataDocumentFetch(settings: Pick<WebhookSettings, 'allowedCi
  * equals the URL), and the fields this service reads, through the registration rules. A client
  * known by a document is public: it has no secret to authenticate with.
  */
-export function normaliseMetadataDocument(document: unknown, url: string, registry: ScopeRegistry): Record<string, unknown> {
-  if (!document || typeof document !== 'object' || Array.isArray(document)) throw new MetadataDocumentRefused('the document is not a JSON object');
+export function normaliseMetadataDocument(
+  document: unknown,
+  url: string,
+  registry: ScopeRegistry,
+): Record<string, unknown> {
+  if (!document || typeof document !== 'object' || Array.isArray(document))
+    throw new MetadataDocumentRefused('the document is not a JSON object');
   const input = document as Record<string, unknown>;
   if (input.client_id !== url) throw new MetadataDocumentRefused('the document names another client_id');
   const method = input.token_endpoint_auth_method ?? 'none';
-  if (method !== 'none') throw new MetadataDocumentRefused('a client known by a metadata document authenticates with "none"');
+  if (method !== 'none')
+    throw new MetadataDocumentRefused('a client known by a metadata document authenticates with "none"');
   const fields: Record<string, unknown> = { token_endpoint_auth_method: 'none' };
   for (const field of DOCUMENT_FIELDS) if (input[field] !== undefined) fields[field] = input[field];
   try {

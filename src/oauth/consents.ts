@@ -30,7 +30,12 @@ export async function loadExistingGrant(koa: KoaContextWithOIDC, db: Kysely<Data
   return undefined;
 }
 
-export async function rememberConsent(db: Kysely<Database>, userId: number, clientId: string, grantId: string): Promise<void> {
+export async function rememberConsent(
+  db: Kysely<Database>,
+  userId: number,
+  clientId: string,
+  grantId: string,
+): Promise<void> {
   const updatedAt = nowIso();
   await db
     .insertInto('oauth_consents')

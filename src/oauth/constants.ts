@@ -32,7 +32,6 @@ export function appUserOf(req: IncomingMessage): number | null | undefined {
   return (req as unknown as Record<symbol, number | null | undefined>)[APP_USER];
 }
 
-
 /**
  * The remote MCP endpoint's path. It is a protected resource of its own (RFC 8707 / RFC 9728):
  * BASE_URL + this path, and its access tokens are issued for that audience only.

@@ -10,7 +10,11 @@ import { DEVICE_POLL_INTERVAL } from './constants.ts';
 
 export type PollVerdict = 'unknown' | 'ok' | 'slow_down';
 
-export async function checkDevicePoll(db: Kysely<Database>, deviceCode: string, now = Date.now()): Promise<PollVerdict> {
+export async function checkDevicePoll(
+  db: Kysely<Database>,
+  deviceCode: string,
+  now = Date.now(),
+): Promise<PollVerdict> {
   if (deviceCode.length === 0 || deviceCode.length > 200) return 'unknown';
   const code = await db
     .selectFrom('oauth_models')
@@ -21,11 +25,20 @@ export async function checkDevicePoll(db: Kysely<Database>, deviceCode: string, 
   if (!code) return 'unknown';
   const id = createHash('sha256').update(deviceCode).digest('base64url');
   const nowIso = new Date(now).toISOString();
-  const state = await db.selectFrom('oauth_device_polls').select(['interval_seconds', 'last_polled_at']).where('device_code_id', '=', id).executeTakeFirst();
+  const state = await db
+    .selectFrom('oauth_device_polls')
+    .select(['interval_seconds', 'last_polled_at'])
+    .where('device_code_id', '=', id)
+    .executeTakeFirst();
   if (!state) {
     await db
       .insertInto('oauth_device_polls')
-      .values({ device_code_id: id, interval_seconds: DEVICE_POLL_INTERVAL, last_polled_at: nowIso, expires_at: code.expires_at ?? nowIso })
+      .values({
+        device_code_id: id,
+        interval_seconds: DEVICE_POLL_INTERVAL,
+        last_polled_at: nowIso,
+        expires_at: code.expires_at ?? nowIso,
+      })
       .onConflict((oc) => oc.column('device_code_id').doNothing())
       .execute();
     return 'ok';

@@ -13,7 +13,10 @@ export const CLI_CLIENT_ID = 'svc-cli';
 
 export function firstPartyClients(config: Config, registry: ScopeRegistry): (ClientMetadata & { client_id: string })[] {
   if (!config.oauth.cliClientEnabled) return [];
-  const metadata = normaliseClientMetadata({ client_name: 'svc-cli', grant_types: [DEVICE_GRANT], token_endpoint_auth_method: 'none' }, registry);
+  const metadata = normaliseClientMetadata(
+    { client_name: 'svc-cli', grant_types: [DEVICE_GRANT], token_endpoint_auth_method: 'none' },
+    registry,
+  );
   return [{ client_id: CLI_CLIENT_ID, ...metadata }];
 }
 

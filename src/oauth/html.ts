@@ -17,10 +17,17 @@ const PAGE = Symbol('svc page state');
 
 export function stashPage(request: FastifyRequest) {
   if (!request.page) return;
-  (request.raw as unknown as Record<symbol, StashedPage>)[PAGE] = { user: request.identity.user, csrfToken: csrfToken(request) };
+  (request.raw as unknown as Record<symbol, StashedPage>)[PAGE] = {
+    user: request.identity.user,
+    csrfToken: csrfToken(request),
+  };
 }
 
-export function pageHtml(req: IncomingMessage, template: string, data: { title: string; error?: string | null; [key: string]: unknown }): string {
+export function pageHtml(
+  req: IncomingMessage,
+  template: string,
+  data: { title: string; error?: string | null; [key: string]: unknown },
+): string {
   const state = (req as unknown as Record<symbol, StashedPage | undefined>)[PAGE] ?? { user: null, csrfToken: '' };
   const common = { csrfToken: state.csrfToken, csrfField: '', user: state.user, currentPath: '' };
   const body = eta.render(template, { ...data, ...common });

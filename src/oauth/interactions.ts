@@ -60,7 +60,9 @@ export function registerInteractionPages(app: TypedApp, ctx: AppContext, server:
   }
 
   async function finish(request: FastifyRequest, reply: FastifyReply, result: InteractionResults) {
-    const returnTo = await provider.interactionResult(request.raw, reply.raw, result, { mergeWithLastSubmission: false });
+    const returnTo = await provider.interactionResult(request.raw, reply.raw, result, {
+      mergeWithLastSubmission: false,
+    });
     return seeOther(reply, returnTo);
   }
 
@@ -71,14 +73,22 @@ export function registerInteractionPages(app: TypedApp, ctx: AppContext, server:
    * navigation starts a new chain, which that policy does not govern.
    */
   async function finishLogin(request: FastifyRequest, reply: FastifyReply, userId: number) {
-    const returnTo = await provider.interactionResult(request.raw, reply.raw, { login: { accountId: String(userId) } }, { mergeWithLastSubmission: false });
+    const returnTo = await provider.interactionResult(
+      request.raw,
+      reply.raw,
+      { login: { accountId: String(userId) } },
+      { mergeWithLastSubmission: false },
+    );
     reply.header('Refresh', `0;url=${returnTo}`);
     return renderPage(reply, 'oauth/views/continue', { title: 'Signed in', href: returnTo });
   }
 
   /** Missing scopes per prompt details, as the library reports them (OIDC level and per resource). */
   function missingScopes(details: Details) {
-    const info = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
+    const info = details.prompt.details as {
+      missingOIDCScope?: string[];
+      missingResourceScopes?: Record<string, string[]>;
+    };
     const resources = info.missingResourceScopes ?? {};
     const all = new Set([...(info.missingOIDCScope ?? []), ...Object.values(resources).flat()]);
     return { oidc: info.missingOIDCScope ?? [], resources, all: [...all] };
@@ -93,7 +103,14 @@ export function registerInteractionPages(app: TypedApp, ctx: AppContext, server:
     for (const [indicator, scopes] of Object.entries(missing.resources)) grantScopes(target, indicator, scopes);
     // Asked again only for what was requested; nothing missing means the request only re-confirms.
     const resource = typeof details.params.resource === 'string' ? details.params.resource : server.resource;
-    if (!missing.all.length) grantScopes(target, resource, String(details.params.scope ?? '').split(' ').filter(Boolean));
+    if (!missing.all.length)
+      grantScopes(
+        target,
+        resource,
+        String(details.params.scope ?? '')
+          .split(' ')
+          .filter(Boolean),
+      );
     const grantId = await target.save();
     await rememberConsent(db, userId, clientId, grantId);
     return grantId;
@@ -118,7 +135,9 @@ export function registerInteractionPages(app: TypedApp, ctx: AppContext, server:
       }
       const client = await provider.Client.find(String(details.params.client_id));
       if (!client) return renderError(reply, 400, EXPIRED);
-      const requested = String(details.params.scope ?? '').split(' ').filter(Boolean);
+      const requested = String(details.params.scope ?? '')
+        .split(' ')
+        .filter(Boolean);
       const redirectUri = String(details.params.redirect_uri ?? '');
       // The decision's redirect chain ends at the client's redirect URI: allow that origin as a
       // form target, or Chromium's form-action 'self' would stop the browser on the way back.
@@ -146,7 +165,10 @@ export function registerInteractionPages(app: TypedApp, ctx: AppContext, server:
         return finish(request, reply, { consent: { grantId: await approve(details, user.id) } });
       }
       if (decision === 'deny') {
-        return finish(request, reply, { error: 'access_denied', error_description: 'The user denied the authorization request.' });
+        return finish(request, reply, {
+          error: 'access_denied',
+          error_description: 'The user denied the authorization request.',
+        });
       }
       return renderError(reply, 400, 'Choose Approve or Deny.');
     });

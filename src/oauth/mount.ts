@@ -58,112 +58,129 @@ export function installOAuthMount(app: TypedApp, ctx: AppContext, server: LazyOA
   const { protocol, host } = new URL(config.baseUrl);
   const scheme = protocol.slice(0, -1);
 
-  app.addHook('onRequest', hookForPaths(isOAuthPath, async (request, reply) => {
-    const url = request.url;
-    const path = url.split('?', 1)[0];
-    const route = owned.get(path) ?? (RESUME.test(path) ? ({ methods: ['GET', 'HEAD'], kind: path.startsWith('/o/device/') ? 'device' : 'authorize' } as Owned) : null);
-    if (!route) return;
-    // No Fastify route takes these requests: the metrics name them by template (never the resume uid).
-    ctx.metrics?.nameRoute(request, owned.has(path) ? path : `/o/${route.kind}/:uid`);
-    if (!route.methods.includes(request.method)) {
-      return sendProblem(reply, 405, `Method ${request.method} is not allowed on this path.`, { headers: { Allow: route.methods.join(', ') } });
-    }
-    const raw = request.raw;
-    const address = ctx.clientAddresses.of(raw);
-    let body: Buffer | null = null;
-    let limited: RateResult | null = null;
-    const throttle = async () => {
-      limited = await ctx.throttle.consume('auth', address);
-      reply.headers(rateLimitHeaders(limited));
-      if (!limited.allowed) {
-        const problem = throttledProblem(limited);
-        return sendProblem(reply, problem.status, problem.detail, problem);
+  app.addHook(
+    'onRequest',
+    hookForPaths(isOAuthPath, async (request, reply) => {
+      const url = request.url;
+      const path = url.split('?', 1)[0];
+      const route =
+        owned.get(path) ??
+        (RESUME.test(path)
+          ? ({ methods: ['GET', 'HEAD'], kind: path.startsWith('/o/device/') ? 'device' : 'authorize' } as Owned)
+          : null);
+      if (!route) return;
+      // No Fastify route takes these requests: the metrics name them by template (never the resume uid).
+      ctx.metrics?.nameRoute(request, owned.has(path) ? path : `/o/${route.kind}/:uid`);
+      if (!route.methods.includes(request.method)) {
+        return sendProblem(reply, 405, `Method ${request.method} is not allowed on this path.`, {
+          headers: { Allow: route.methods.join(', ') },
+        });
       }
-      return null;
-    };
+      const raw = request.raw;
+      const address = ctx.clientAddresses.of(raw);
+      let body: Buffer | null = null;
+      let limited: RateResult | null = null;
+      const throttle = async () => {
+        limited = await ctx.throttle.consume('auth', address);
+        reply.headers(rateLimitHeaders(limited));
+        if (!limited.allowed) {
+          const problem = throttledProblem(limited);
+          return sendProblem(reply, problem.status, problem.detail, problem);
+        }
+        return null;
+      };
 
-    if (request.method === 'POST' && route.kind !== 'device') {
-      try {
-        body = await readBody(raw);
-      } catch {
-        // The client went away or sent a broken stream: nothing to hand over.
-        return oauthError(reply, 400, 'invalid_request', 'the request body could not be read');
-      }
-      if (body === null) {
-        // Answered before the rest of the body is read; the connection then closes by draining it.
-        closeAfterAnswer(raw);
-        return oauthError(reply.header('Connection', 'close'), 413, 'invalid_request', 'request body too large');
-      }
-    }
-
-    switch (route.kind) {
-      case 'register': {
-        if (await throttle()) return reply;
-        let metadata;
+      if (request.method === 'POST' && route.kind !== 'device') {
         try {
-          const parsed = /^application\/json\b/i.test(request.headers['content-type'] ?? '') ? JSON.parse(body!.toString('utf8')) : null;
-          metadata = normaliseClientMetadata(parsed, ctx.scopes);
-        } catch (error) {
-          if (error instanceof RegistrationError) return oauthError(reply, 400, error.error, error.message);
-          return oauthError(reply, 400, 'invalid_client_metadata', 'the registration request must be a JSON object');
+          body = await readBody(raw);
+        } catch {
+          // The client went away or sent a broken stream: nothing to hand over.
+          return oauthError(reply, 400, 'invalid_request', 'the request body could not be read');
         }
-        body = Buffer.from(JSON.stringify(metadata));
-        raw.headers['content-type'] = 'application/json';
-        break;
+        if (body === null) {
+          // Answered before the rest of the body is read; the connection then closes by draining it.
+          closeAfterAnswer(raw);
+          return oauthError(reply.header('Connection', 'close'), 413, 'invalid_request', 'request body too large');
+        }
       }
-      case 'device_authorization':
-        if (request.method === 'POST' && (await throttle())) return reply;
-        break;
-      case 'token': {
-        if (request.method !== 'POST') break;
-        const params = querystring.parse(body!.toString('utf8'));
-        const deviceCode = params.grant_type === DEVICE_GRANT && typeof params.device_code === 'string' ? params.device_code : null;
-        const verdict = deviceCode ? await checkDevicePoll(db, deviceCode) : 'unknown';
-        // Polling with a live device code is governed by slow_down, everything else by the throttle.
-        if (verdict === 'unknown' && (await throttle())) return reply;
-        if (verdict === 'slow_down') {
-          return oauthError(reply, 400, 'slow_down', 'polling too fast: wait at least the interval (now increased by 5 seconds) between requests');
-        }
-        break;
-      }
-      case 'authorize':
-        setAppUser(raw, browserUser(request));
-        break;
-      case 'device': {
-        const userId = browserUser(request);
-        setAppUser(raw, userId);
-        if (userId === null) {
-          // The device page is for a logged-in person: log in first, then come back (code kept).
-          return redirectToLogin(reply, url);
-        }
-        if (request.method === 'POST' && (await userCodeEntryBlocked(db, userId, address))) {
-          ctx.metrics?.rateLimitRefused('failed_attempts');
-          reply.header('Retry-After', '900');
-          return renderError(reply, 429, 'Too many wrong codes were entered. Try again in 15 minutes.', '/o/device/');
-        }
-        break;
-      }
-      case 'plain':
-        // The provider's other endpoints (discovery, keys, revocation, introspection) need no preparation.
-        break;
-    }
 
-    // Built on the first request it answers (routes.ts), while a failure can still be a 500 problem.
-    const handle = (callback ??= (await server.get()).provider.callback());
-    // From here on the provider answers on the raw response.
-    const res = reply.raw as ServerResponse;
-    res.setHeader('X-Request-ID', request.id);
-    if (limited) for (const [name, value] of Object.entries(rateLimitHeaders(limited))) res.setHeader(name, value);
-    // The provider trusts X-Forwarded-* (provider.proxy) and builds its URLs (discovery, the device
-    // verification_uri, redirects) from the request's scheme and host: give it BASE_URL's, and the
-    // client address this service believes, never what the client or a proxy's internal hop sent.
-    raw.headers['x-forwarded-proto'] = scheme;
-    raw.headers['x-forwarded-host'] = host;
-    raw.headers['x-forwarded-for'] = address;
-    // Fastify still writes its one log line for the request when the raw response finishes.
-    reply.hijack();
-    void handle(body ? replay(raw, body) : raw, res);
-  }));
+      switch (route.kind) {
+        case 'register': {
+          if (await throttle()) return reply;
+          let metadata;
+          try {
+            const parsed = /^application\/json\b/i.test(request.headers['content-type'] ?? '')
+              ? JSON.parse(body!.toString('utf8'))
+              : null;
+            metadata = normaliseClientMetadata(parsed, ctx.scopes);
+          } catch (error) {
+            if (error instanceof RegistrationError) return oauthError(reply, 400, error.error, error.message);
+            return oauthError(reply, 400, 'invalid_client_metadata', 'the registration request must be a JSON object');
+          }
+          body = Buffer.from(JSON.stringify(metadata));
+          raw.headers['content-type'] = 'application/json';
+          break;
+        }
+        case 'device_authorization':
+          if (request.method === 'POST' && (await throttle())) return reply;
+          break;
+        case 'token': {
+          if (request.method !== 'POST') break;
+          const params = querystring.parse(body!.toString('utf8'));
+          const deviceCode =
+            params.grant_type === DEVICE_GRANT && typeof params.device_code === 'string' ? params.device_code : null;
+          const verdict = deviceCode ? await checkDevicePoll(db, deviceCode) : 'unknown';
+          // Polling with a live device code is governed by slow_down, everything else by the throttle.
+          if (verdict === 'unknown' && (await throttle())) return reply;
+          if (verdict === 'slow_down') {
+            return oauthError(
+              reply,
+              400,
+              'slow_down',
+              'polling too fast: wait at least the interval (now increased by 5 seconds) between requests',
+            );
+          }
+          break;
+        }
+        case 'authorize':
+          setAppUser(raw, browserUser(request));
+          break;
+        case 'device': {
+          const userId = browserUser(request);
+          setAppUser(raw, userId);
+          if (userId === null) {
+            // The device page is for a logged-in person: log in first, then come back (code kept).
+            return redirectToLogin(reply, url);
+          }
+          if (request.method === 'POST' && (await userCodeEntryBlocked(db, userId, address))) {
+            ctx.metrics?.rateLimitRefused('failed_attempts');
+            reply.header('Retry-After', '900');
+            return renderError(reply, 429, 'Too many wrong codes were entered. Try again in 15 minutes.', '/o/device/');
+          }
+          break;
+        }
+        case 'plain':
+          // The provider's other endpoints (discovery, keys, revocation, introspection) need no preparation.
+          break;
+      }
+
+      // Built on the first request it answers (routes.ts), while a failure can still be a 500 problem.
+      const handle = (callback ??= (await server.get()).provider.callback());
+      // From here on the provider answers on the raw response.
+      const res = reply.raw as ServerResponse;
+      res.setHeader('X-Request-ID', request.id);
+      if (limited) for (const [name, value] of Object.entries(rateLimitHeaders(limited))) res.setHeader(name, value);
+      // The provider trusts X-Forwarded-* (provider.proxy) and builds its URLs (discovery, the device
+      // verification_uri, redirects) from the request's scheme and host: give it BASE_URL's, and the
+      // client address this service believes, never what the client or a proxy's internal hop sent.
+      raw.headers['x-forwarded-proto'] = scheme;
+      raw.headers['x-forwarded-host'] = host;
+      raw.headers['x-forwarded-for'] = address;
+      // Fastify still writes its one log line for the request when the raw response finishes.
+      reply.hijack();
+      void handle(body ? replay(raw, body) : raw, res);
+    }),
+  );
 }
 
 /**

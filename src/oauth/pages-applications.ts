@@ -23,7 +23,11 @@ export function registerApplicationsPage(pages: FastifyInstance, ctx: AppContext
     const applications = await listAuthorizedApplications(ctx, user.id);
     return renderPage(reply, 'oauth/views/applications', {
       title: 'Authorized applications',
-      applications: applications.map((app) => ({ ...app, authorized: minuteUtc(app.authorizedAt), lastUsed: minuteUtc(app.lastUsedAt, 'never') })),
+      applications: applications.map((app) => ({
+        ...app,
+        authorized: minuteUtc(app.authorizedAt),
+        lastUsed: minuteUtc(app.lastUsedAt, 'never'),
+      })),
       describe: (scope: string) => ctx.scopes.describe(scope),
       accessLifetime: lifetime(ctx.config.oauth.accessTokenTtlSeconds),
     });

@@ -10,8 +10,20 @@ import { timingSafeEqual } from 'node:crypto';
 import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { AppContext } from '../app-context.ts';
 import { kyselyAdapterFor } from './adapter.ts';
-import { clientIdMetadataDocumentFeature, MAX_DOCUMENT_BYTES, metadataDocumentFetch } from './client-metadata-documents.ts';
-import { AUTHORIZATION_CODE_TTL, DEVICE_CODE_TTL, DEVICE_POLL_INTERVAL, GRANT_TTL, OAUTH_ROUTES, appUserOf, interactionPath } from './constants.ts';
+import {
+  clientIdMetadataDocumentFeature,
+  MAX_DOCUMENT_BYTES,
+  metadataDocumentFetch,
+} from './client-metadata-documents.ts';
+import {
+  AUTHORIZATION_CODE_TTL,
+  DEVICE_CODE_TTL,
+  DEVICE_POLL_INTERVAL,
+  GRANT_TTL,
+  OAUTH_ROUTES,
+  appUserOf,
+  interactionPath,
+} from './constants.ts';
 import { loadExistingGrant } from './consents.ts';
 import { devicePages } from './device-pages.ts';
 import { firstPartyClients } from './first-party.ts';
@@ -67,7 +79,8 @@ export function createOAuthServer(ctx: AppContext): OAuthServer {
     extraClientMetadata: {
       properties: [REGISTERED_SCOPE],
       validator: (_koa, key, value) => {
-        if (key === REGISTERED_SCOPE && value !== undefined && typeof value !== 'string') throw new errors.InvalidClientMetadata(`${key} must be a string`);
+        if (key === REGISTERED_SCOPE && value !== undefined && typeof value !== 'string')
+          throw new errors.InvalidClientMetadata(`${key} must be a string`);
       },
     },
     // The one outbound request the library makes here: Client ID Metadata Documents.
@@ -114,7 +127,8 @@ export function createOAuthServer(ctx: AppContext): OAuthServer {
       introspection: {
         enabled: true,
         // RFC 7662 for authenticated (confidential) clients only, and only about their own tokens.
-        allowedPolicy: async (_koa, client, token) => client.clientAuthMethod !== 'none' && token.clientId === client.clientId,
+        allowedPolicy: async (_koa, client, token) =>
+          client.clientAuthMethod !== 'none' && token.clientId === client.clientId,
       },
       resourceIndicators: {
         enabled: true,
@@ -133,7 +147,12 @@ export function createOAuthServer(ctx: AppContext): OAuthServer {
           // one place the library lets this service judge the requested scopes, with errors that
           // go back to the client the OAuth way.
           checkRequestedScopes(koa, client);
-          return { scope: registry.names().join(' '), audience, accessTokenTTL: accessTokenTtlSeconds, accessTokenFormat: 'opaque' };
+          return {
+            scope: registry.names().join(' '),
+            audience,
+            accessTokenTTL: accessTokenTtlSeconds,
+            accessTokenFormat: 'opaque',
+          };
         },
       },
     },
@@ -155,16 +174,24 @@ export function createOAuthServer(ctx: AppContext): OAuthServer {
     interactions: { policy, url: async (_koa, interaction) => interactionPath(interaction.uid) },
     findAccount: async (_koa, sub) => {
       if (!/^\d{1,15}$/.test(sub)) return undefined;
-      const user = await db.selectFrom('users').select(['id', 'is_active']).where('id', '=', Number(sub)).executeTakeFirst();
+      const user = await db
+        .selectFrom('users')
+        .select(['id', 'is_active'])
+        .where('id', '=', Number(sub))
+        .executeTakeFirst();
       if (!user || user.is_active !== 1) return undefined;
       return { accountId: sub, claims: async () => ({ sub }) };
     },
     // Browser-based public clients may call the token endpoint from their redirect URIs' origins.
     clientBasedCORS: (_koa, origin, client) =>
-      client.clientAuthMethod === 'none' && (client.redirectUris ?? []).some((uri) => URL.parse(uri)?.origin === origin),
+      client.clientAuthMethod === 'none' &&
+      (client.redirectUris ?? []).some((uri) => URL.parse(uri)?.origin === origin),
     renderError: async (koa, out) => {
       koa.type = 'html';
-      koa.body = pages.errorHtml(koa, String(out.error_description ?? out.error ?? 'The request could not be completed.'));
+      koa.body = pages.errorHtml(
+        koa,
+        String(out.error_description ?? out.error ?? 'The request could not be completed.'),
+      );
     },
   };
 
@@ -174,7 +201,10 @@ export function createOAuthServer(ctx: AppContext): OAuthServer {
   provider.proxy = true;
 
   // Client secrets are stored as digests (adapter.ts); compare a presented secret by its digest.
-  provider.Client.prototype.compareClientSecret = function compareClientSecret(this: { clientSecret?: string }, actual: string) {
+  provider.Client.prototype.compareClientSecret = function compareClientSecret(
+    this: { clientSecret?: string },
+    actual: string,
+  ) {
     const stored = this.clientSecret ?? '';
     const presented = stored.startsWith('sha256:') ? hashClientSecret(String(actual)) : String(actual);
     const a = Buffer.from(stored);
@@ -222,4 +252,3 @@ export function createOAuthServer(ctx: AppContext): OAuthServer {
 
   return { provider, resource };
 }
-

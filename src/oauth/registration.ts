@@ -47,7 +47,8 @@ export interface ClientMetadata {
 
 /** https, or http on a loopback host (RFC 8252 §7.3); absolute, without fragment. */
 export function redirectUriProblem(uri: unknown): string | null {
-  if (typeof uri !== 'string' || uri.length > 2000) return 'each redirect URI must be a string of at most 2000 characters';
+  if (typeof uri !== 'string' || uri.length > 2000)
+    return 'each redirect URI must be a string of at most 2000 characters';
   const url = URL.parse(uri);
   if (!url) return `"${uri}" is not an absolute URI`;
   if (url.hash || uri.includes('#')) return `"${uri}" must not contain a fragment`;
@@ -59,7 +60,8 @@ export function redirectUriProblem(uri: unknown): string | null {
 
 export function normaliseClientMetadata(body: unknown, registry: ScopeRegistry): ClientMetadata {
   const fail = (description: string) => new RegistrationError('invalid_client_metadata', description);
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw fail('the registration request must be a JSON object');
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    throw fail('the registration request must be a JSON object');
   const input = body as Record<string, unknown>;
 
   const name = input.client_name;
@@ -92,7 +94,10 @@ export function normaliseClientMetadata(body: unknown, registry: ScopeRegistry):
       throw fail('response_types must be ["code"]');
     }
     responseTypes = ['code'];
-  } else if (input.response_types !== undefined && !(Array.isArray(input.response_types) && input.response_types.length === 0)) {
+  } else if (
+    input.response_types !== undefined &&
+    !(Array.isArray(input.response_types) && input.response_types.length === 0)
+  ) {
     throw fail('response_types must be empty for a client without the authorization_code grant');
   }
 
@@ -100,7 +105,10 @@ export function normaliseClientMetadata(body: unknown, registry: ScopeRegistry):
   if (authorizationCode) {
     const uris = input.redirect_uris;
     if (!Array.isArray(uris) || uris.length === 0) {
-      throw new RegistrationError('invalid_redirect_uri', 'redirect_uris must list at least one URI for the authorization_code grant');
+      throw new RegistrationError(
+        'invalid_redirect_uri',
+        'redirect_uris must list at least one URI for the authorization_code grant',
+      );
     }
     for (const uri of uris) {
       const problem = redirectUriProblem(uri);
@@ -124,7 +132,10 @@ export function normaliseClientMetadata(body: unknown, registry: ScopeRegistry):
     response_types: responseTypes,
     redirect_uris: redirectUris,
     token_endpoint_auth_method: method,
-    scope: registry.names().filter((name) => scope.includes(name) || defaultClientScopes(registry).includes(name)).join(' '),
+    scope: registry
+      .names()
+      .filter((name) => scope.includes(name) || defaultClientScopes(registry).includes(name))
+      .join(' '),
     [REGISTERED_SCOPE]: scope.join(' '),
   };
   if (typeof name === 'string') metadata.client_name = name.trim();

@@ -10,8 +10,14 @@ import { installOAuthMount } from './mount.ts';
 export async function registerOAuth(app: TypedApp, ctx: AppContext): Promise<void> {
   const server = ctx.oauth;
   // The library answers 500 itself; the cause goes to the service's log.
-  server.onBuilt((built) => built.provider.on('server_error', (_koa: unknown, error: Error) => app.log.error({ err: error }, 'oauth server error')));
-  ctx.authenticator.addBearer(new OAuthBearerResolver(async () => (await server.get()).provider, ctx.db.kysely, refusedClientIds(ctx.config)));
+  server.onBuilt((built) =>
+    built.provider.on('server_error', (_koa: unknown, error: Error) =>
+      app.log.error({ err: error }, 'oauth server error'),
+    ),
+  );
+  ctx.authenticator.addBearer(
+    new OAuthBearerResolver(async () => (await server.get()).provider, ctx.db.kysely, refusedClientIds(ctx.config)),
+  );
   installOAuthMount(app, ctx, server);
   registerInteractionPages(app, ctx, server);
 

@@ -7,7 +7,12 @@ import type { Database } from '../db/schema.ts';
 export const USER_CODE_FAILURE_LIMIT = 10;
 export const USER_CODE_FAILURE_WINDOW_SECONDS = 15 * 60;
 
-export async function userCodeEntryBlocked(db: Kysely<Database>, userId: number, address: string, now = Date.now()): Promise<boolean> {
+export async function userCodeEntryBlocked(
+  db: Kysely<Database>,
+  userId: number,
+  address: string,
+  now = Date.now(),
+): Promise<boolean> {
   const since = new Date(now - USER_CODE_FAILURE_WINDOW_SECONDS * 1000).toISOString();
   const count = async (column: 'user_id' | 'address', value: number | string) => {
     const row = await db
@@ -18,9 +23,15 @@ export async function userCodeEntryBlocked(db: Kysely<Database>, userId: number,
       .executeTakeFirstOrThrow();
     return Number(row.n);
   };
-  return (await count('user_id', userId)) >= USER_CODE_FAILURE_LIMIT || (await count('address', address)) >= USER_CODE_FAILURE_LIMIT;
+  return (
+    (await count('user_id', userId)) >= USER_CODE_FAILURE_LIMIT ||
+    (await count('address', address)) >= USER_CODE_FAILURE_LIMIT
+  );
 }
 
 export async function recordUserCodeFailure(db: Kysely<Database>, userId: number, address: string): Promise<void> {
-  await db.insertInto('oauth_user_code_failures').values({ user_id: userId, address, created_at: new Date().toISOString() }).execute();
+  await db
+    .insertInto('oauth_user_code_failures')
+    .values({ user_id: userId, address, created_at: new Date().toISOString() })
+    .execute();
 }

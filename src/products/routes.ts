@@ -28,7 +28,10 @@ export function registerProductRoutes(app: TypedApp, { db, config }: AppContext)
     async (request) => {
       const paging = pageRequest(request);
       const [{ count }, rows] = await Promise.all([
-        db.kysely.selectFrom('products').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
+        db.kysely
+          .selectFrom('products')
+          .select((eb) => eb.fn.countAll<number>().as('count'))
+          .executeTakeFirstOrThrow(),
         db.kysely.selectFrom('products').selectAll().orderBy('id').limit(paging.limit).offset(paging.offset).execute(),
       ]);
       return pageEnvelope(config.baseUrl, request, paging, Number(count), rows);

@@ -26,7 +26,8 @@ const teamCreate: Command = {
     const name = required(values, 'name');
     const owner = required(values, 'owner');
     const slug = optional(values, 'slug');
-    if (slug !== undefined && !SLUG.test(slug)) throw new UsageError('--slug must be lowercase letters, digits and inner hyphens (at most 50)');
+    if (slug !== undefined && !SLUG.test(slug))
+      throw new UsageError('--slug must be lowercase letters, digits and inner hyphens (at most 50)');
     if (name.trim().length > 100) throw new UsageError('--name must be at most 100 characters');
     const ctx = await open();
     const ownerId = await userIdFor(ctx, owner);
@@ -59,7 +60,9 @@ function activation(active: boolean): Command {
   return {
     path: ['team', verb],
     usage: `svc team ${verb} --team ID_OR_SLUG`,
-    summary: active ? 'Makes a deactivated team visible in the API again.' : 'Deactivates a team: it disappears from the API and receives no webhooks.',
+    summary: active
+      ? 'Makes a deactivated team visible in the API again.'
+      : 'Deactivates a team: it disappears from the API and receives no webhooks.',
     options: { team: { type: 'string' } },
     async run(values, { open }, io) {
       const teamRef = required(values, 'team');

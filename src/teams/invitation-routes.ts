@@ -11,7 +11,13 @@ import { PageOf, PageQuery, ProblemRef, authErrors } from '../http/schemas.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../util/domain-errors.ts';
 import { containsLink } from '../util/links.ts';
 import { isUuid } from '../util/uuid.ts';
-import { acceptInvitation, createInvitation, listInvitations, revokeInvitation, type InvitableRole } from './invitations.ts';
+import {
+  acceptInvitation,
+  createInvitation,
+  listInvitations,
+  revokeInvitation,
+  type InvitableRole,
+} from './invitations.ts';
 import { refuseInvitationAccess, refuseInvite } from './policy.ts';
 import {
   AcceptInvitationBody,
@@ -29,10 +35,14 @@ export function cleanMessage(message: string | undefined): string | null {
   const text = message?.replace(/\r\n?/g, '\n').trim();
   if (!text) return null;
   if (/[\u0000-\u0009\u000b-\u001f\u007f]/.test(text)) {
-    throw new ValidationError('Request is invalid.', [{ field: 'message', message: 'Control characters are not allowed.' }]);
+    throw new ValidationError('Request is invalid.', [
+      { field: 'message', message: 'Control characters are not allowed.' },
+    ]);
   }
   if (containsLink(text)) {
-    throw new ValidationError('Request is invalid.', [{ field: 'message', message: 'Links are not allowed in the message.' }]);
+    throw new ValidationError('Request is invalid.', [
+      { field: 'message', message: 'Links are not allowed in the message.' },
+    ]);
   }
   return text;
 }
@@ -42,7 +52,11 @@ async function refuseOwnerRole(request: FastifyRequest) {
   const body = request.body as { role?: unknown } | null;
   if (body && typeof body === 'object' && body.role === 'owner') {
     throw new ValidationError('Request is invalid.', [
-      { field: 'role', message: 'The owner role cannot be given by invitation; invite an admin or member and make them an owner once they have joined.' },
+      {
+        field: 'role',
+        message:
+          'The owner role cannot be given by invitation; invite an admin or member and make them an owner once they have joined.',
+      },
     ]);
   }
 }
@@ -78,7 +92,9 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
           ...badRequestResponse,
           ...authErrors,
           ...notFoundResponse,
-          ...conflictResponse('The address already belongs to a member (or the Idempotency-Key was reused with another body)'),
+          ...conflictResponse(
+            'The address already belongs to a member (or the Idempotency-Key was reused with another body)',
+          ),
         },
       },
     },
@@ -92,14 +108,19 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
       const refusal = refuseInvite(team.role, role);
       if (refusal) throw new ForbiddenError(refusal);
       const email = normaliseEmail(request.body.email);
-      if (!isValidEmail(email)) throw new ValidationError('Request is invalid.', [{ field: 'email', message: 'Not a valid e-mail address.' }]);
-      const invitation = await createInvitation(ctx, {
-        team,
-        inviter,
-        email,
-        role,
-        message: cleanMessage(request.body.message),
-      }, requestActor(request, ctx.clientAddresses));
+      if (!isValidEmail(email))
+        throw new ValidationError('Request is invalid.', [{ field: 'email', message: 'Not a valid e-mail address.' }]);
+      const invitation = await createInvitation(
+        ctx,
+        {
+          team,
+          inviter,
+          email,
+          role,
+          message: cleanMessage(request.body.message),
+        },
+        requestActor(request, ctx.clientAddresses),
+      );
       return reply.code(201).send(invitation);
     },
   );
@@ -144,7 +165,12 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
     async (request, reply) => {
       const team = await managedTeam(request.params.team_id, requireUser(request).user.id);
       if (!isUuid(request.params.id)) throw new NotFoundError('No pending invitation has that id.');
-      await revokeInvitation(db.kysely, team.id, request.params.id.toLowerCase(), requestActor(request, ctx.clientAddresses));
+      await revokeInvitation(
+        db.kysely,
+        team.id,
+        request.params.id.toLowerCase(),
+        requestActor(request, ctx.clientAddresses),
+      );
       return reply.code(204).send(null);
     },
   );
@@ -155,14 +181,19 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
       config: { scopes: ['write:teams'] },
       schema: {
         operationId: 'accept_invitation',
-        summary: "Accept an invitation with the token from its link; the caller's verified e-mail must be the invited address",
+        summary:
+          "Accept an invitation with the token from its link; the caller's verified e-mail must be the invited address",
         tags: ['invitations'],
         body: AcceptInvitationBody,
         response: {
           200: Type.Ref('Team'),
           ...badRequestResponse,
           ...authErrors,
-          403: { ...ProblemRef, description: 'The invitation is for another address, or the e-mail is not verified (or the scope is missing)' },
+          403: {
+            ...ProblemRef,
+            description:
+              'The invitation is for another address, or the e-mail is not verified (or the scope is missing)',
+          },
           404: { ...ProblemRef, description: 'The token is not valid' },
           ...conflictResponse('The caller is already a member'),
           410: { ...ProblemRef, description: 'The invitation was used, revoked, replaced, or has expired' },
@@ -171,7 +202,12 @@ export function registerInvitationRoutes(app: TypedApp, ctx: AppContext) {
     },
     async (request) => {
       const userId = requireUser(request).user.id;
-      const { team } = await acceptInvitation(ctx, request.body.token, userId, requestActor(request, ctx.clientAddresses));
+      const { team } = await acceptInvitation(
+        ctx,
+        request.body.token,
+        userId,
+        requestActor(request, ctx.clientAddresses),
+      );
       return teamForMember(db.kysely, team.id, userId);
     },
   );

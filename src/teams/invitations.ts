@@ -28,7 +28,10 @@ export interface InvitationView {
   expires_at: string;
 }
 
-type InvitationRow = Pick<Row<'invitations'>, 'id' | 'email' | 'role' | 'status' | 'invited_by' | 'created_at' | 'expires_at'>;
+type InvitationRow = Pick<
+  Row<'invitations'>,
+  'id' | 'email' | 'role' | 'status' | 'invited_by' | 'created_at' | 'expires_at'
+>;
 
 export function invitationView(row: InvitationRow, now = nowIso()): InvitationView {
   const expired = row.status === 'pending' && row.expires_at <= now;
@@ -102,7 +105,13 @@ export async function createInvitation(ctx: AppContext, input: NewInvitation, ac
     await ctx.events.emit(trx, {
       type: 'team.invitation.created',
       teamId: input.team.id,
-      data: { invitation_id: row.id, email: row.email, role: row.role, invited_by: row.invited_by, expires_at: row.expires_at },
+      data: {
+        invitation_id: row.id,
+        email: row.email,
+        role: row.role,
+        invited_by: row.invited_by,
+        expires_at: row.expires_at,
+      },
     });
     const mail = invitationMail({
       teamName: input.team.name,
@@ -135,7 +144,12 @@ export async function listInvitations(db: Kysely<Database>, teamId: string, limi
 }
 
 /** Revokes a pending invitation of the team; anything else (unknown, another team's, closed) → NotFoundError. */
-export async function revokeInvitation(db: Kysely<Database>, teamId: string, invitationId: string, actor: Actor): Promise<void> {
+export async function revokeInvitation(
+  db: Kysely<Database>,
+  teamId: string,
+  invitationId: string,
+  actor: Actor,
+): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const revoked = await trx
       .updateTable('invitations')
@@ -146,7 +160,12 @@ export async function revokeInvitation(db: Kysely<Database>, teamId: string, inv
       .returning(['email', 'role'])
       .executeTakeFirst();
     if (!revoked) throw new NotFoundError('No pending invitation has that id.');
-    await recordAudit(trx, actor, { teamId, action: 'team.invitation.revoked', targetId: invitationId, data: { email: revoked.email, role: revoked.role } });
+    await recordAudit(trx, actor, {
+      teamId,
+      action: 'team.invitation.revoked',
+      targetId: invitationId,
+      data: { email: revoked.email, role: revoked.role },
+    });
   });
 }
 
@@ -169,13 +188,24 @@ export async function openInvitation(db: Executor, token: string): Promise<Invit
   const row = await db
     .selectFrom('invitations as i')
     .innerJoin('teams as t', 't.id', 'i.team_id')
-    .select(['i.id', 'i.email', 'i.role', 'i.status', 'i.expires_at', 't.id as team_id', 't.name as team_name', 't.slug as team_slug', 't.is_active'])
+    .select([
+      'i.id',
+      'i.email',
+      'i.role',
+      'i.status',
+      'i.expires_at',
+      't.id as team_id',
+      't.name as team_name',
+      't.slug as team_slug',
+      't.is_active',
+    ])
     .where('i.token_hash', '=', hashInvitationToken(token))
     .executeTakeFirst();
   if (!row || row.is_active !== 1) throw new NotFoundError(INVALID_LINK);
   if (row.status === 'accepted') throw new GoneError('This invitation has already been used.');
   if (row.status === 'revoked') throw new GoneError('This invitation was revoked by the team.');
-  if (row.status === 'replaced') throw new GoneError('This invitation was replaced by a newer one; use the link in the latest e-mail.');
+  if (row.status === 'replaced')
+    throw new GoneError('This invitation was replaced by a newer one; use the link in the latest e-mail.');
   if (row.expires_at <= nowIso()) throw new GoneError('This invitation has expired; ask the team for a new one.');
   return {
     id: row.id,
@@ -191,14 +221,26 @@ export async function openInvitation(db: Executor, token: string): Promise<Invit
  * even under concurrency (the pending → accepted update is conditional), and the membership insert
  * relies on the unique (team, user) constraint. Emits `team.member.added` in the same transaction.
  */
-export async function acceptInvitation(ctx: AppContext, token: string, userId: number, actor: Actor): Promise<{ team: InvitationPreview['team']; role: Role }> {
+export async function acceptInvitation(
+  ctx: AppContext,
+  token: string,
+  userId: number,
+  actor: Actor,
+): Promise<{ team: InvitationPreview['team']; role: Role }> {
   return ctx.db.kysely.transaction().execute(async (trx) => {
     const invitation = await openInvitation(trx, token);
-    const user = await trx.selectFrom('users').select(['id', 'email', 'email_verified_at']).where('id', '=', userId).executeTakeFirstOrThrow();
+    const user = await trx
+      .selectFrom('users')
+      .select(['id', 'email', 'email_verified_at'])
+      .where('id', '=', userId)
+      .executeTakeFirstOrThrow();
     if (user.email !== invitation.email) {
-      throw new ForbiddenError('This invitation was sent to a different e-mail address; sign in with that address to accept it.');
+      throw new ForbiddenError(
+        'This invitation was sent to a different e-mail address; sign in with that address to accept it.',
+      );
     }
-    if (!user.email_verified_at) throw new ForbiddenError('Verify your e-mail address before accepting the invitation.');
+    if (!user.email_verified_at)
+      throw new ForbiddenError('Verify your e-mail address before accepting the invitation.');
     const claimed = await trx
       .updateTable('invitations')
       .set({ status: 'accepted', accepted_by: user.id, closed_at: nowIso() })
@@ -207,8 +249,14 @@ export async function acceptInvitation(ctx: AppContext, token: string, userId: n
       .executeTakeFirst();
     if (Number(claimed.numUpdatedRows) === 0) throw new GoneError('This invitation has already been used.');
     const data = { email: invitation.email, role: invitation.role, user_id: user.id };
-    await recordAudit(trx, actor, { teamId: invitation.team.id, action: 'team.invitation.accepted', targetId: invitation.id, data });
-    if (!(await joinTeam(ctx, trx, invitation.team.id, user, invitation.role, actor))) throw new ConflictError('You are already a member of this team.');
+    await recordAudit(trx, actor, {
+      teamId: invitation.team.id,
+      action: 'team.invitation.accepted',
+      targetId: invitation.id,
+      data,
+    });
+    if (!(await joinTeam(ctx, trx, invitation.team.id, user, invitation.role, actor)))
+      throw new ConflictError('You are already a member of this team.');
     return { team: invitation.team, role: invitation.role };
   });
 }

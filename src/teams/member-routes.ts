@@ -9,7 +9,9 @@ import { changeRole, removeMember } from './members.ts';
 import { ChangeRoleBody, MemberParams, badRequestResponse, conflictResponse } from './schemas.ts';
 import { teamForMember, type Role } from './teams.ts';
 
-const notFoundMember = { 404: { ...ProblemRef, description: 'Unknown team, the caller is not a member, or the user is not a member' } };
+const notFoundMember = {
+  404: { ...ProblemRef, description: 'Unknown team, the caller is not a member, or the user is not a member' },
+};
 const lastOwner = conflictResponse('The change would leave the team without an owner');
 
 export function registerMemberRoutes(app: TypedApp, { db, clientAddresses }: AppContext) {
@@ -44,7 +46,13 @@ export function registerMemberRoutes(app: TypedApp, { db, clientAddresses }: App
         summary: 'Remove a member (owners: anyone; admins: members; anyone: themself). 204 on success',
         tags: ['teams'],
         params: MemberParams,
-        response: { 204: Type.Null({ description: 'Removed' }), ...badRequestResponse, ...authErrors, ...notFoundMember, ...lastOwner },
+        response: {
+          204: Type.Null({ description: 'Removed' }),
+          ...badRequestResponse,
+          ...authErrors,
+          ...notFoundMember,
+          ...lastOwner,
+        },
       },
     },
     async (request, reply) => {

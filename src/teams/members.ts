@@ -51,20 +51,43 @@ async function actorAndTarget(trx: Transaction<Database>, teamId: string, actorI
   return { actor, target };
 }
 
-export async function changeRole(db: Kysely<Database>, teamId: string, actorId: number, targetId: number, role: Role, by: Actor): Promise<MemberView> {
+export async function changeRole(
+  db: Kysely<Database>,
+  teamId: string,
+  actorId: number,
+  targetId: number,
+  role: Role,
+  by: Actor,
+): Promise<MemberView> {
   return db.transaction().execute(async (trx) => {
     const { actor, target } = await actorAndTarget(trx, teamId, actorId, targetId);
     const refusal = refuseRoleChange(actor.role, target.role, role);
     if (refusal) throw new ForbiddenError(refusal);
     if (target.role === role) return target;
     if (target.role === 'owner' && (await ownerCount(trx, teamId)) <= 1) throw new ConflictError(LAST_OWNER);
-    await trx.updateTable('memberships').set({ role }).where('team_id', '=', teamId).where('user_id', '=', targetId).execute();
-    await recordAudit(trx, by, { teamId, action: 'team.member.role_changed', targetId, data: { email: target.email, role: { before: target.role, after: role } } });
+    await trx
+      .updateTable('memberships')
+      .set({ role })
+      .where('team_id', '=', teamId)
+      .where('user_id', '=', targetId)
+      .execute();
+    await recordAudit(trx, by, {
+      teamId,
+      action: 'team.member.role_changed',
+      targetId,
+      data: { email: target.email, role: { before: target.role, after: role } },
+    });
     return { ...target, role };
   });
 }
 
-export async function removeMember(db: Kysely<Database>, teamId: string, actorId: number, targetId: number, by: Actor): Promise<void> {
+export async function removeMember(
+  db: Kysely<Database>,
+  teamId: string,
+  actorId: number,
+  targetId: number,
+  by: Actor,
+): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const { actor, target } = await actorAndTarget(trx, teamId, actorId, targetId);
     const refusal = refuseRemoval(actor.role, target.role, actorId === targetId);

@@ -18,11 +18,21 @@ interface CreateForm {
 export function registerTeamListPages(pages: FastifyInstance, ctx: AppContext) {
   const db = ctx.db.kysely;
 
-  async function show(reply: FastifyReply, userId: number, extra: { form?: CreateForm; error?: string; status?: number } = {}) {
+  async function show(
+    reply: FastifyReply,
+    userId: number,
+    extra: { form?: CreateForm; error?: string; status?: number } = {},
+  ) {
     return renderPage(
       reply,
       'teams/views/teams',
-      { title: 'Teams', teams: await teamsOverview(db, userId), form: extra.form ?? { name: '', slug: '' }, nameMax: NAME_MAX, error: extra.error ?? null },
+      {
+        title: 'Teams',
+        teams: await teamsOverview(db, userId),
+        form: extra.form ?? { name: '', slug: '' },
+        nameMax: NAME_MAX,
+        error: extra.error ?? null,
+      },
       { status: extra.status ?? 200 },
     );
   }
@@ -31,8 +41,17 @@ export function registerTeamListPages(pages: FastifyInstance, ctx: AppContext) {
 
   pages.post('/teams/', async (request, reply) => {
     const user = requireUser(request).user;
-    const form: CreateForm = { name: formString(request, 'name', { max: 500 }), slug: formString(request, 'slug', { max: 200 }) };
-    const created = await attempt(() => createTeam(db, { name: form.name, slug: form.slug === '' ? undefined : form.slug, ownerId: user.id }, requestActor(request, ctx.clientAddresses)));
+    const form: CreateForm = {
+      name: formString(request, 'name', { max: 500 }),
+      slug: formString(request, 'slug', { max: 200 }),
+    };
+    const created = await attempt(() =>
+      createTeam(
+        db,
+        { name: form.name, slug: form.slug === '' ? undefined : form.slug, ownerId: user.id },
+        requestActor(request, ctx.clientAddresses),
+      ),
+    );
     if (!created.ok) return show(reply, user.id, { form, error: created.message, status: created.status });
     setNotice(reply, `The team ${created.value.name} has been created.`);
     return seeOther(reply, `/teams/${created.value.id}/`);

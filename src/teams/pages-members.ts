@@ -33,19 +33,29 @@ export function registerMemberPages(pages: FastifyInstance, ctx: AppContext) {
     const access = await memberTeam(db, request);
     const target = targetOf(request);
     const role = formString(request, 'role', { max: 20 });
-    if (!ROLES.includes(role as Role)) return showTeamPage(reply, ctx, access, { error: 'Choose a role: owner, admin or member.', status: 400 });
-    if (target === null) return showTeamPage(reply, ctx, access, { error: 'That user is not a member of this team.', status: 404 });
-    const changed = await attempt(() => changeRole(db, access.team.id, access.user.id, target, role as Role, requestActor(request, ctx.clientAddresses)));
+    if (!ROLES.includes(role as Role))
+      return showTeamPage(reply, ctx, access, { error: 'Choose a role: owner, admin or member.', status: 400 });
+    if (target === null)
+      return showTeamPage(reply, ctx, access, { error: 'That user is not a member of this team.', status: 404 });
+    const changed = await attempt(() =>
+      changeRole(db, access.team.id, access.user.id, target, role as Role, requestActor(request, ctx.clientAddresses)),
+    );
     if (!changed.ok) return showTeamPage(reply, ctx, access, { error: changed.message, status: changed.status });
-    setNotice(reply, `${changed.value.email} is now ${role === 'owner' ? 'an owner' : role === 'admin' ? 'an admin' : 'a member'}.`);
+    setNotice(
+      reply,
+      `${changed.value.email} is now ${role === 'owner' ? 'an owner' : role === 'admin' ? 'an admin' : 'a member'}.`,
+    );
     return seeOther(reply, access.base);
   });
 
   pages.post('/teams/:team_id/members/:user_id/remove/', async (request, reply) => {
     const access = await memberTeam(db, request);
     const target = targetOf(request);
-    if (target === null) return showTeamPage(reply, ctx, access, { error: 'That user is not a member of this team.', status: 404 });
-    const removed = await attempt(() => removeMember(db, access.team.id, access.user.id, target, requestActor(request, ctx.clientAddresses)));
+    if (target === null)
+      return showTeamPage(reply, ctx, access, { error: 'That user is not a member of this team.', status: 404 });
+    const removed = await attempt(() =>
+      removeMember(db, access.team.id, access.user.id, target, requestActor(request, ctx.clientAddresses)),
+    );
     if (!removed.ok) return showTeamPage(reply, ctx, access, { error: removed.message, status: removed.status });
     if (target === access.user.id) {
       setNotice(reply, `You have left ${access.team.name}.`);
@@ -57,7 +67,9 @@ export function registerMemberPages(pages: FastifyInstance, ctx: AppContext) {
 
   pages.post('/teams/:team_id/leave/', async (request, reply) => {
     const access = await memberTeam(db, request);
-    const left = await attempt(() => removeMember(db, access.team.id, access.user.id, access.user.id, requestActor(request, ctx.clientAddresses)));
+    const left = await attempt(() =>
+      removeMember(db, access.team.id, access.user.id, access.user.id, requestActor(request, ctx.clientAddresses)),
+    );
     if (!left.ok) return showTeamPage(reply, ctx, access, { error: left.message, status: left.status });
     setNotice(reply, `You have left ${access.team.name}.`);
     return seeOther(reply, '/teams/');
@@ -72,7 +84,10 @@ export function registerMemberPages(pages: FastifyInstance, ctx: AppContext) {
     };
     const refuse = (error: string, status: number) => showTeamPage(reply, ctx, access, { error, status, invite: form });
     if (form.role === 'owner') {
-      return refuse('The owner role cannot be given by invitation; invite an admin or member and make them an owner once they have joined.', 400);
+      return refuse(
+        'The owner role cannot be given by invitation; invite an admin or member and make them an owner once they have joined.',
+        400,
+      );
     }
     if (form.role !== 'admin' && form.role !== 'member') return refuse('Choose a role: member or admin.', 400);
     const role: InvitableRole = form.role;
@@ -82,7 +97,11 @@ export function registerMemberPages(pages: FastifyInstance, ctx: AppContext) {
     if (!isValidEmail(email)) return refuse('Not a valid e-mail address.', 400);
     if (form.message.length > MESSAGE_MAX) return refuse(`The message must be at most ${MESSAGE_MAX} characters.`, 400);
     const sent = await attempt(async () =>
-      createInvitation(ctx, { team: access.team, inviter: access.user, email, role, message: cleanMessage(form.message) }, requestActor(request, ctx.clientAddresses)),
+      createInvitation(
+        ctx,
+        { team: access.team, inviter: access.user, email, role, message: cleanMessage(form.message) },
+        requestActor(request, ctx.clientAddresses),
+      ),
     );
     if (!sent.ok) return refuse(sent.message, sent.status);
     setNotice(reply, `Invitation sent to ${email}.`);
@@ -94,8 +113,11 @@ export function registerMemberPages(pages: FastifyInstance, ctx: AppContext) {
     const refusal = refuseInvitationAccess(access.team.role);
     if (refusal) return showTeamPage(reply, ctx, access, { error: refusal, status: 403 });
     const { invitation_id: id } = request.params as { invitation_id: string };
-    if (!isUuid(id)) return showTeamPage(reply, ctx, access, { error: 'No pending invitation has that id.', status: 404 });
-    const revoked = await attempt(() => revokeInvitation(db, access.team.id, id.toLowerCase(), requestActor(request, ctx.clientAddresses)));
+    if (!isUuid(id))
+      return showTeamPage(reply, ctx, access, { error: 'No pending invitation has that id.', status: 404 });
+    const revoked = await attempt(() =>
+      revokeInvitation(db, access.team.id, id.toLowerCase(), requestActor(request, ctx.clientAddresses)),
+    );
     if (!revoked.ok) return showTeamPage(reply, ctx, access, { error: revoked.message, status: revoked.status });
     setNotice(reply, 'The invitation has been revoked; its link no longer works.');
     return seeOther(reply, access.base);

@@ -15,11 +15,23 @@ interface SettingsForm {
   slug: string;
 }
 
-function show(reply: FastifyReply, access: TeamPageContext, form: SettingsForm, extra: { error?: string; status?: number } = {}) {
+function show(
+  reply: FastifyReply,
+  access: TeamPageContext,
+  form: SettingsForm,
+  extra: { error?: string; status?: number } = {},
+) {
   return renderPage(
     reply,
     'teams/views/settings',
-    { title: `Settings of ${access.team.name}`, team: access.team, base: access.base, form, nameMax: NAME_MAX, error: extra.error ?? null },
+    {
+      title: `Settings of ${access.team.name}`,
+      team: access.team,
+      base: access.base,
+      form,
+      nameMax: NAME_MAX,
+      error: extra.error ?? null,
+    },
     { status: extra.status ?? 200 },
   );
 }
@@ -36,8 +48,13 @@ export function registerTeamSettingsPage(pages: FastifyInstance, ctx: AppContext
   pages.post('/teams/:team_id/settings/', async (request, reply) => {
     const access = await memberTeam(db, request);
     refuseWith(refuseTeamUpdate(access.team.role));
-    const form: SettingsForm = { name: formString(request, 'name', { max: 500 }), slug: formString(request, 'slug', { max: 200 }) };
-    const saved = await attempt(() => updateTeam(db, access.team.id, { name: form.name, slug: form.slug }, requestActor(request, ctx.clientAddresses)));
+    const form: SettingsForm = {
+      name: formString(request, 'name', { max: 500 }),
+      slug: formString(request, 'slug', { max: 200 }),
+    };
+    const saved = await attempt(() =>
+      updateTeam(db, access.team.id, { name: form.name, slug: form.slug }, requestActor(request, ctx.clientAddresses)),
+    );
     if (!saved.ok) return show(reply, access, form, { error: saved.message, status: saved.status });
     setNotice(reply, 'The team settings have been saved.');
     return seeOther(reply, `${access.base}settings/`);

@@ -26,7 +26,12 @@ export interface TeamPageExtra {
   page?: number;
 }
 
-export async function showTeamPage(reply: FastifyReply, ctx: AppContext, access: TeamPageContext, extra: TeamPageExtra = {}) {
+export async function showTeamPage(
+  reply: FastifyReply,
+  ctx: AppContext,
+  access: TeamPageContext,
+  extra: TeamPageExtra = {},
+) {
   const db = ctx.db.kysely;
   const { team, user } = access;
   const manager = isManager(team.role);
@@ -54,7 +59,11 @@ export async function showTeamPage(reply: FastifyReply, ctx: AppContext, access:
       memberCount: members.count,
       previousPage: page > 1 ? page - 1 : null,
       nextPage: page * MEMBERS_PER_PAGE < members.count ? page + 1 : null,
-      invitations: invitations.map((invitation) => ({ ...invitation, sent: minuteUtc(invitation.created_at), expires: minuteUtc(invitation.expires_at) })),
+      invitations: invitations.map((invitation) => ({
+        ...invitation,
+        sent: minuteUtc(invitation.created_at),
+        expires: minuteUtc(invitation.expires_at),
+      })),
       invite: extra.invite ?? { email: '', role: 'member', message: '' },
       error: extra.error ?? null,
     },

@@ -27,7 +27,12 @@ export function registerInvitationPages(app: FastifyInstance, ctx: AppContext) {
   const db = ctx.db.kysely;
 
   /** The page's data for the viewer's situation (see the file comment). */
-  async function show(request: FastifyRequest, invitation: InvitationPreview, token: string, error: string | null = null) {
+  async function show(
+    request: FastifyRequest,
+    invitation: InvitationPreview,
+    token: string,
+    error: string | null = null,
+  ) {
     const user = request.identity.user;
     let state: 'accept' | 'other-user' | 'unverified' | 'anonymous';
     let hasAccount = false;
@@ -90,7 +95,12 @@ export function registerInvitationPages(app: FastifyInstance, ctx: AppContext) {
       } catch (error) {
         if (!(error instanceof ConflictError)) throw error;
         // Lost a race with another sign-up for the address: log in instead.
-        const data = await show(request, invitation, token, 'An account with this address already exists: log in to accept.');
+        const data = await show(
+          request,
+          invitation,
+          token,
+          'An account with this address already exists: log in to accept.',
+        );
         return renderPage(reply, 'teams/views/invitation', data, { status: statusOf(error) });
       }
       await ctx.sessions.start(request, reply, userId, 'full');

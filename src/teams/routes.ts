@@ -58,7 +58,12 @@ function registerTeamReadRoutes(app: TypedApp, { db, config }: AppContext) {
     },
     async (request) => {
       const paging = pageRequest(request);
-      const { count, rows } = await listTeamsOfUser(db.kysely, requireUser(request).user.id, paging.limit, paging.offset);
+      const { count, rows } = await listTeamsOfUser(
+        db.kysely,
+        requireUser(request).user.id,
+        paging.limit,
+        paging.offset,
+      );
       return pageEnvelope(config.baseUrl, request, paging, count, rows);
     },
   );
@@ -94,7 +99,10 @@ function registerTeamReadRoutes(app: TypedApp, { db, config }: AppContext) {
         querystring: MemberListQuery,
         response: {
           200: Type.Union([PageOf(Type.Ref('Member')), CursorPageOf(Type.Ref('Member'))]),
-          400: { ...ProblemRef, description: `A page past ${PAGE_NUMBER_MAX_DEPTH} (use the cursor), page with page_size or cursor, an invalid cursor or page_size` },
+          400: {
+            ...ProblemRef,
+            description: `A page past ${PAGE_NUMBER_MAX_DEPTH} (use the cursor), page with page_size or cursor, an invalid cursor or page_size`,
+          },
           ...authErrors,
           ...notFoundResponse,
         },
@@ -106,9 +114,10 @@ function registerTeamReadRoutes(app: TypedApp, { db, config }: AppContext) {
       const { page, cursor, page_size: pageSize } = request.query;
       if (cursor !== undefined || pageSize !== undefined) {
         if (page !== undefined) {
-          throw new ValidationError('Use page (page-number pagination) or page_size and cursor (cursor pagination), not both.', [
-            { field: 'page', message: 'Not with page_size or cursor.' },
-          ]);
+          throw new ValidationError(
+            'Use page (page-number pagination) or page_size and cursor (cursor pagination), not both.',
+            [{ field: 'page', message: 'Not with page_size or cursor.' }],
+          );
         }
         return cursorPage({
           request,
@@ -147,7 +156,11 @@ function registerTeamWriteRoutes(app: TypedApp, { db, config, clientAddresses }:
     },
     async (request, reply) => {
       const userId = requireUser(request).user.id;
-      const created = await createTeam(db.kysely, { ...request.body, ownerId: userId }, requestActor(request, clientAddresses));
+      const created = await createTeam(
+        db.kysely,
+        { ...request.body, ownerId: userId },
+        requestActor(request, clientAddresses),
+      );
       const team = await teamForMember(db.kysely, created.id, userId);
       return reply.code(201).header('Location', `${config.baseUrl}/api/v1/teams/${created.id}/`).send(team);
     },
@@ -159,7 +172,7 @@ function registerTeamWriteRoutes(app: TypedApp, { db, config, clientAddresses }:
       config: { scopes: ['write:teams'] },
       schema: {
         operationId: 'update_team',
-        summary: "Rename a team or change its slug (owner or admin)",
+        summary: 'Rename a team or change its slug (owner or admin)',
         tags: ['teams'],
         params: TeamParams,
         body: UpdateTeamBody,

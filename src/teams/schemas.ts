@@ -7,9 +7,17 @@ const StringEnum = <T extends string>(values: readonly T[], description?: string
   Type.Unsafe<T>({ type: 'string', enum: [...values], ...(description ? { description } : {}) });
 
 export const RoleSchema = StringEnum(['owner', 'admin', 'member'] as const);
-export const InvitableRoleSchema = StringEnum(['admin', 'member'] as const, 'The owner role is never given by invitation.');
+export const InvitableRoleSchema = StringEnum(
+  ['admin', 'member'] as const,
+  'The owner role is never given by invitation.',
+);
 
-export const TeamSummary = Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String(), slug: Type.String(), role: RoleSchema });
+export const TeamSummary = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  slug: Type.String(),
+  role: RoleSchema,
+});
 
 export const Team = Type.Object(
   {
@@ -42,7 +50,9 @@ export const Invitation = Type.Object(
     email: Type.String(),
     role: InvitableRoleSchema,
     status: StringEnum(['pending', 'expired', 'accepted', 'revoked', 'replaced'] as const),
-    invited_by: Type.Union([Type.Integer(), Type.Null()], { description: 'User id of the inviter (null once that user is deleted)' }),
+    invited_by: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'User id of the inviter (null once that user is deleted)',
+    }),
     created_at: DateTime,
     expires_at: DateTime,
   },
@@ -56,28 +66,48 @@ const Slug = Type.String({
 const TeamName = Type.String({ minLength: 1, maxLength: 100 });
 
 export const CreateTeamBody = Type.Object(
-  { name: TeamName, slug: Type.Optional({ ...Slug, description: `${Slug.description}; derived from the name when omitted` }) },
+  {
+    name: TeamName,
+    slug: Type.Optional({ ...Slug, description: `${Slug.description}; derived from the name when omitted` }),
+  },
   { additionalProperties: false },
 );
-export const UpdateTeamBody = Type.Object({ name: Type.Optional(TeamName), slug: Type.Optional(Slug) }, { additionalProperties: false });
+export const UpdateTeamBody = Type.Object(
+  { name: Type.Optional(TeamName), slug: Type.Optional(Slug) },
+  { additionalProperties: false },
+);
 export const ChangeRoleBody = Type.Object({ role: RoleSchema }, { additionalProperties: false });
 export const CreateInvitationBody = Type.Object(
   {
     email: Type.String({ minLength: 3, maxLength: 254, description: 'Normalised: trimmed and lower-cased' }),
     role: InvitableRoleSchema,
-    message: Type.Optional(Type.String({ maxLength: 500, description: 'Shown in the e-mail; plain text without links' })),
+    message: Type.Optional(
+      Type.String({ maxLength: 500, description: 'Shown in the e-mail; plain text without links' }),
+    ),
   },
   { additionalProperties: false },
 );
 export const AcceptInvitationBody = Type.Object(
-  { token: Type.String({ minLength: 1, maxLength: 200, description: 'The token from the accept link /invitations/<token>/' }) },
+  {
+    token: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: 'The token from the accept link /invitations/<token>/',
+    }),
+  },
   { additionalProperties: false },
 );
 
 export const TeamParams = Type.Object({ id: Type.String({ description: 'Team UUID' }) });
-export const MemberParams = Type.Object({ id: Type.String({ description: 'Team UUID' }), user_id: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'User id' }) });
+export const MemberParams = Type.Object({
+  id: Type.String({ description: 'Team UUID' }),
+  user_id: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'User id' }),
+});
 export const InvitationsParams = Type.Object({ team_id: Type.String({ description: 'Team UUID' }) });
-export const InvitationParams = Type.Object({ team_id: Type.String({ description: 'Team UUID' }), id: Type.String({ description: 'Invitation UUID' }) });
+export const InvitationParams = Type.Object({
+  team_id: Type.String({ description: 'Team UUID' }),
+  id: Type.String({ description: 'Invitation UUID' }),
+});
 
 export const notFoundResponse = { 404: { ...ProblemRef, description: 'Unknown team, or the caller is not a member' } };
 export const badRequestResponse = { 400: { ...ProblemRef, description: 'Invalid body: see `errors`' } };

@@ -45,7 +45,11 @@ export async function freeSlugFor(db: Executor, name: string): Promise<string> {
 export type TeamRow = Row<'teams'>;
 
 /** Creates a team with its first owner in one transaction. An explicit slug that is taken → ConflictError. */
-export async function createTeam(db: Kysely<Database>, input: { name: string; slug?: string; ownerId: number }, actor: Actor): Promise<TeamRow> {
+export async function createTeam(
+  db: Kysely<Database>,
+  input: { name: string; slug?: string; ownerId: number },
+  actor: Actor,
+): Promise<TeamRow> {
   const name = input.name.trim();
   if (!name || name.length > NAME_MAX) throw new ValidationError(NAME_RULE);
   if (input.slug !== undefined && !SLUG.test(input.slug)) throw new ValidationError(SLUG_RULE);
@@ -67,8 +71,16 @@ export async function createTeam(db: Kysely<Database>, input: { name: string; sl
         await trx.insertInto('teams').values(team).execute();
         // The creator's membership emits no team.member.added: nobody else joined, and no webhook
         // subscription can exist on a team that did not exist a moment ago (docs/teams.md).
-        await trx.insertInto('memberships').values({ team_id: team.id, user_id: input.ownerId, role: 'owner', joined_at: now }).execute();
-        await recordAudit(trx, actor, { teamId: team.id, action: 'team.created', targetId: team.id, data: { name: team.name, slug: team.slug, owner_id: input.ownerId } });
+        await trx
+          .insertInto('memberships')
+          .values({ team_id: team.id, user_id: input.ownerId, role: 'owner', joined_at: now })
+          .execute();
+        await recordAudit(trx, actor, {
+          teamId: team.id,
+          action: 'team.created',
+          targetId: team.id,
+          data: { name: team.name, slug: team.slug, owner_id: input.ownerId },
+        });
         return team;
       });
     } catch (error) {
@@ -84,7 +96,12 @@ const SLUG_RULE = 'A slug is 1 to 50 lowercase letters, digits and inner hyphens
 const slugTakenError = (slug: string) => new ConflictError(`The slug "${slug}" is already taken.`);
 
 /** Renames a team and/or changes its slug; a slug taken by another team → ConflictError. */
-export async function updateTeam(db: Kysely<Database>, teamId: string, input: { name?: string; slug?: string }, actor: Actor): Promise<void> {
+export async function updateTeam(
+  db: Kysely<Database>,
+  teamId: string,
+  input: { name?: string; slug?: string },
+  actor: Actor,
+): Promise<void> {
   const changes: { name?: string; slug?: string } = {};
   if (input.name !== undefined) {
     const name = input.name.trim();
@@ -102,10 +119,19 @@ export async function updateTeam(db: Kysely<Database>, teamId: string, input: { 
         const holder = await trx.selectFrom('teams').select('id').where('slug', '=', changes.slug).executeTakeFirst();
         if (holder && holder.id !== teamId) throw slugTakenError(changes.slug);
       }
-      const before = await trx.selectFrom('teams').select(['name', 'slug']).where('id', '=', teamId).executeTakeFirstOrThrow();
-      await trx.updateTable('teams').set({ ...changes, updated_at: nowIso() }).where('id', '=', teamId).execute();
+      const before = await trx
+        .selectFrom('teams')
+        .select(['name', 'slug'])
+        .where('id', '=', teamId)
+        .executeTakeFirstOrThrow();
+      await trx
+        .updateTable('teams')
+        .set({ ...changes, updated_at: nowIso() })
+        .where('id', '=', teamId)
+        .execute();
       const changed = changedFields(before, changes);
-      if (Object.keys(changed).length > 0) await recordAudit(trx, actor, { teamId, action: 'team.updated', targetId: teamId, data: changed });
+      if (Object.keys(changed).length > 0)
+        await recordAudit(trx, actor, { teamId, action: 'team.updated', targetId: teamId, data: changed });
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw slugTakenError(changes.slug ?? '');
@@ -115,11 +141,20 @@ export async function updateTeam(db: Kysely<Database>, teamId: string, input: { 
 
 export async function findTeamByIdOrSlug(db: Executor, idOrSlug: string): Promise<TeamRow | undefined> {
   const column = isUuid(idOrSlug) ? 'id' : 'slug';
-  return db.selectFrom('teams').selectAll().where(column, '=', isUuid(idOrSlug) ? idOrSlug.toLowerCase() : idOrSlug).executeTakeFirst();
+  return db
+    .selectFrom('teams')
+    .selectAll()
+    .where(column, '=', isUuid(idOrSlug) ? idOrSlug.toLowerCase() : idOrSlug)
+    .executeTakeFirst();
 }
 
 /** Deactivates or reactivates a team; a team already in that state is left as it is (and nothing is recorded). */
-export async function setTeamActive(db: Kysely<Database>, teamId: string, active: boolean, actor: Actor): Promise<void> {
+export async function setTeamActive(
+  db: Kysely<Database>,
+  teamId: string,
+  active: boolean,
+  actor: Actor,
+): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const updated = await trx
       .updateTable('teams')
@@ -129,7 +164,12 @@ export async function setTeamActive(db: Kysely<Database>, teamId: string, active
       .executeTakeFirst();
     if (Number(updated.numUpdatedRows) === 0) return;
     const data = { is_active: { before: !active, after: active } };
-    await recordAudit(trx, actor, { teamId, action: active ? 'team.reactivated' : 'team.deactivated', targetId: teamId, data });
+    await recordAudit(trx, actor, {
+      teamId,
+      action: active ? 'team.reactivated' : 'team.deactivated',
+      targetId: teamId,
+      data,
+    });
   });
 }
 
@@ -157,8 +197,18 @@ export async function joinTeam(
     .returning('id')
     .executeTakeFirst();
   if (!inserted) return false;
-  if (ctx) await ctx.events.emit(trx, { type: 'team.member.added', teamId, data: { user_id: user.id, email: user.email, role } });
-  await recordAudit(trx, actor, { teamId, action: 'team.member.added', targetId: user.id, data: { email: user.email, role } });
+  if (ctx)
+    await ctx.events.emit(trx, {
+      type: 'team.member.added',
+      teamId,
+      data: { user_id: user.id, email: user.email, role },
+    });
+  await recordAudit(trx, actor, {
+    teamId,
+    action: 'team.member.added',
+    targetId: user.id,
+    data: { email: user.email, role },
+  });
   return true;
 }
 
@@ -167,11 +217,19 @@ export async function joinTeam(
  * `svc team add-member`), `team.member.added` is emitted in the same transaction; test fixtures
  * call it without.
  */
-export async function addMember(db: Kysely<Database>, teamId: string, userId: number, role: Role, actor: Actor, events?: EventContext): Promise<void> {
+export async function addMember(
+  db: Kysely<Database>,
+  teamId: string,
+  userId: number,
+  role: Role,
+  actor: Actor,
+  events?: EventContext,
+): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const user = await trx.selectFrom('users').select(['id', 'email']).where('id', '=', userId).executeTakeFirst();
     if (!user) throw new NotFoundError('No such user.');
-    if (!(await joinTeam(events ?? null, trx, teamId, user, role, actor))) throw new ConflictError('That user is already a member of the team.');
+    if (!(await joinTeam(events ?? null, trx, teamId, user, role, actor)))
+      throw new ConflictError('That user is already a member of the team.');
   });
 }
 
@@ -209,7 +267,13 @@ export async function listTeamsOfUser(db: Executor, userId: number, limit: numbe
     .where('t.is_active', '=', 1);
   const [{ count }, rows] = await Promise.all([
     base.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
-    base.select(['t.id', 't.name', 't.slug', 'm.role']).orderBy('t.name').orderBy('t.id').limit(limit).offset(offset).execute(),
+    base
+      .select(['t.id', 't.name', 't.slug', 'm.role'])
+      .orderBy('t.name')
+      .orderBy('t.id')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
   ]);
   return { count: Number(count), rows };
 }
@@ -244,7 +308,11 @@ export async function listMembers(db: Executor, teamId: string, limit: number, o
     .offset(offset)
     .as('p');
   const [{ count }, rows] = await Promise.all([
-    db.selectFrom('memberships').select((eb) => eb.fn.countAll<number>().as('count')).where('team_id', '=', teamId).executeTakeFirstOrThrow(),
+    db
+      .selectFrom('memberships')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('team_id', '=', teamId)
+      .executeTakeFirstOrThrow(),
     db
       .selectFrom(page)
       .innerJoin('users as u', 'u.id', 'p.user_id')

@@ -19,7 +19,10 @@ export function parseExpiry(value: string, now = Date.now()): string {
   } else {
     moment = NaN;
   }
-  if (Number.isNaN(moment)) throw new UsageError(`--expires-at "${value}" is not a date (2027-01-31) or an ISO 8601 time with Z or an offset (2027-01-31T12:00:00Z)`);
+  if (Number.isNaN(moment))
+    throw new UsageError(
+      `--expires-at "${value}" is not a date (2027-01-31) or an ISO 8601 time with Z or an offset (2027-01-31T12:00:00Z)`,
+    );
   if (moment <= now) throw new UsageError(`--expires-at "${value}" is in the past`);
   return new Date(moment).toISOString();
 }
@@ -27,8 +30,14 @@ export function parseExpiry(value: string, now = Date.now()): string {
 const tokenCreate: Command = {
   path: ['token', 'create'],
   usage: 'svc token create --email E --name N [--scopes "read:profile read:teams"] [--expires-at 2027-01-31]',
-  summary: 'Creates a personal access token and prints it alone on one line, once (a date means valid through that UTC day).',
-  options: { email: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' }, 'expires-at': { type: 'string' } },
+  summary:
+    'Creates a personal access token and prints it alone on one line, once (a date means valid through that UTC day).',
+  options: {
+    email: { type: 'string' },
+    name: { type: 'string' },
+    scopes: { type: 'string' },
+    'expires-at': { type: 'string' },
+  },
   async run(values, { config, open }, io) {
     const email = required(values, 'email');
     const name = required(values, 'name').trim();
@@ -77,7 +86,7 @@ const tokenRevoke: Command = {
 const jwtRotateKey: Command = {
   path: ['jwt', 'rotate-key'],
   usage: 'svc jwt rotate-key',
-  summary: "Makes a new JWT signing key and prints its kid; the old key verifies until its tokens expire.",
+  summary: 'Makes a new JWT signing key and prints its kid; the old key verifies until its tokens expire.',
   options: {},
   async run(_values, { open }, io) {
     const ctx = await open();

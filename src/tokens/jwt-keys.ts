@@ -69,7 +69,9 @@ export async function signingKey(ctx: AppContext): Promise<{ kid: string; key: C
     cache.signing.checkedAt = Date.now();
     return cache.signing;
   }
-  const jwk = JSON.parse(decryptSecret(ctx.config.secretKey!, row!.private_jwk_encrypted, privateContext(row!.kid))) as JWK;
+  const jwk = JSON.parse(
+    decryptSecret(ctx.config.secretKey!, row!.private_jwk_encrypted, privateContext(row!.kid)),
+  ) as JWK;
   const { importJWK } = await jose();
   cache.signing = { kid: row!.kid, key: (await importJWK(jwk, JWT_ALG)) as CryptoKey, checkedAt: Date.now() };
   return cache.signing;

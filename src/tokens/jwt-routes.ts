@@ -25,8 +25,18 @@ const TokenRequest = Type.Object(
   {
     email: Type.String({ maxLength: 320 }),
     password: Type.String({ maxLength: 1000 }),
-    mfa_code: Type.Optional(Type.String({ maxLength: 20, description: 'The current TOTP code; required when the user has TOTP (recovery codes are not accepted)' })),
-    scope: Type.Optional(Type.String({ maxLength: 2000, description: 'Space-separated scopes to narrow the token to; default: all of the user\'s' })),
+    mfa_code: Type.Optional(
+      Type.String({
+        maxLength: 20,
+        description: 'The current TOTP code; required when the user has TOTP (recovery codes are not accepted)',
+      }),
+    ),
+    scope: Type.Optional(
+      Type.String({
+        maxLength: 2000,
+        description: "Space-separated scopes to narrow the token to; default: all of the user's",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -38,7 +48,10 @@ const TokenPairSchema = Type.Object({
   expires_in: Type.Integer({ description: 'Seconds until the access token expires' }),
   scope: Type.String(),
 });
-const authFailure = { 401: { ...ProblemRef, description: 'Refused (see detail)' }, 429: { ...ProblemRef, description: 'Throttled' } };
+const authFailure = {
+  401: { ...ProblemRef, description: 'Refused (see detail)' },
+  429: { ...ProblemRef, description: 'Throttled' },
+};
 
 function noStore(reply: FastifyReply) {
   reply.header('Cache-Control', 'no-store');
@@ -67,18 +80,23 @@ export function registerJwtRoutes(app: FastifyInstance, ctx: AppContext) {
       const address = ctx.clientAddresses.of(request.raw);
       const throttle = await checkThrottle(ctx, 'jwt', email, address);
       if (throttle.locked) {
-        throw new HttpProblem(429, throttledDetail(throttle.retryAfter), { headers: { 'Retry-After': String(throttle.retryAfter) } });
+        throw new HttpProblem(429, throttledDetail(throttle.retryAfter), {
+          headers: { 'Retry-After': String(throttle.retryAfter) },
+        });
       }
       const user = email ? await findUserByEmail(ctx.db.kysely, email) : undefined;
       // Same argon2 work whether or not the address exists: the answer and its timing match.
-      const passwordOk = user ? await verifyPassword(body.password, user.password_hash) : await burnPasswordCheck(body.password);
+      const passwordOk = user
+        ? await verifyPassword(body.password, user.password_hash)
+        : await burnPasswordCheck(body.password);
       if (!user || !passwordOk) {
         await recordFailure(ctx, 'jwt', email, address);
         throw new UnauthenticatedError(BAD_CREDENTIALS);
       }
       // The password was right: from here on the messages may say what is missing.
       if (user.is_active !== 1) throw new UnauthenticatedError('This account is inactive.');
-      if (settings.requireVerifiedEmailForTokens && user.email_verified_at === null) throw new UnauthenticatedError(NOT_VERIFIED);
+      if (settings.requireVerifiedEmailForTokens && user.email_verified_at === null)
+        throw new UnauthenticatedError(NOT_VERIFIED);
       if (settings.jwtRequireMfa && (await hasTotp(ctx, user.id))) {
         if (!body.mfa_code) throw new UnauthenticatedError(MFA_REQUIRED);
         if (!(await verifyTotpCode(ctx, user.id, body.mfa_code))) {
@@ -92,9 +110,12 @@ export function registerJwtRoutes(app: FastifyInstance, ctx: AppContext) {
         const wanted = parseScopeString(body.scope);
         const refused = wanted.filter((scope) => !available.includes(scope));
         if (wanted.length === 0 || refused.length > 0) {
-          throw new ValidationError(refused.length ? `Unknown or unavailable scope(s): ${refused.join(', ')}.` : 'scope must name at least one scope.', [
-            { field: 'scope', message: 'Invalid scope.' },
-          ]);
+          throw new ValidationError(
+            refused.length
+              ? `Unknown or unavailable scope(s): ${refused.join(', ')}.`
+              : 'scope must name at least one scope.',
+            [{ field: 'scope', message: 'Invalid scope.' }],
+          );
         }
         scopes = wanted;
       }

@@ -48,7 +48,13 @@ async function signAccess(ctx: AppContext, userId: number, scope: string): Promi
 }
 
 /** Stores a new refresh token of `familyId` and returns it (raw: only its SHA-256 is kept). */
-async function storeRefreshToken(db: Executor, ctx: AppContext, userId: number, scope: string, familyId: string): Promise<string> {
+async function storeRefreshToken(
+  db: Executor,
+  ctx: AppContext,
+  userId: number,
+  scope: string,
+  familyId: string,
+): Promise<string> {
   const refresh = `${REFRESH_PREFIX}${randomBytes(32).toString('base64url')}`;
   await db
     .insertInto('jwt_refresh_tokens')
@@ -91,7 +97,16 @@ export async function refreshTokenPair(ctx: AppContext, refresh: string): Promis
   const row = await db
     .selectFrom('jwt_refresh_tokens as r')
     .innerJoin('users as u', 'u.id', 'r.user_id')
-    .select(['r.token_hash', 'r.family_id', 'r.user_id', 'r.scope', 'r.expires_at', 'r.used_at', 'r.revoked_at', 'u.is_active'])
+    .select([
+      'r.token_hash',
+      'r.family_id',
+      'r.user_id',
+      'r.scope',
+      'r.expires_at',
+      'r.used_at',
+      'r.revoked_at',
+      'u.is_active',
+    ])
     .where('r.token_hash', '=', hashRefresh(refresh))
     .executeTakeFirst();
   if (!row) throw new UnauthenticatedError('Invalid refresh token.');
@@ -116,7 +131,9 @@ export async function refreshTokenPair(ctx: AppContext, refresh: string): Promis
       .where('used_at', 'is', null)
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
-    return Number(spent.numUpdatedRows) === 1 ? storeRefreshToken(trx, ctx, row.user_id, row.scope, row.family_id) : null;
+    return Number(spent.numUpdatedRows) === 1
+      ? storeRefreshToken(trx, ctx, row.user_id, row.scope, row.family_id)
+      : null;
   });
   if (next === null) {
     await revokeFamily(ctx, row.family_id);
@@ -126,13 +143,22 @@ export async function refreshTokenPair(ctx: AppContext, refresh: string): Promis
 }
 
 async function revokeFamily(ctx: AppContext, familyId: string): Promise<void> {
-  await ctx.db.kysely.updateTable('jwt_refresh_tokens').set({ revoked_at: nowIso() }).where('family_id', '=', familyId).where('revoked_at', 'is', null).execute();
+  await ctx.db.kysely
+    .updateTable('jwt_refresh_tokens')
+    .set({ revoked_at: nowIso() })
+    .where('family_id', '=', familyId)
+    .where('revoked_at', 'is', null)
+    .execute();
 }
 
 /** Revokes the refresh token's whole family (RFC 7009: unknown tokens are not an error). */
 export async function revokeRefreshToken(ctx: AppContext, refresh: string): Promise<void> {
   if (!REFRESH_SHAPE.test(refresh)) return;
-  const row = await ctx.db.kysely.selectFrom('jwt_refresh_tokens').select('family_id').where('token_hash', '=', hashRefresh(refresh)).executeTakeFirst();
+  const row = await ctx.db.kysely
+    .selectFrom('jwt_refresh_tokens')
+    .select('family_id')
+    .where('token_hash', '=', hashRefresh(refresh))
+    .executeTakeFirst();
   if (row) await revokeFamily(ctx, row.family_id);
 }
 
@@ -171,13 +197,19 @@ export class JwtResolver implements BearerResolver {
     } catch {
       return null;
     }
-    if (typeof payload.sub !== 'string' || !/^\d{1,15}$/.test(payload.sub) || typeof payload.scope !== 'string') return null;
+    if (typeof payload.sub !== 'string' || !/^\d{1,15}$/.test(payload.sub) || typeof payload.scope !== 'string')
+      return null;
     const user = await ctx.db.kysely
       .selectFrom('users')
       .select(['id', 'email', 'first_name', 'last_name', 'display_name', 'is_staff', 'is_active'])
       .where('id', '=', Number(payload.sub))
       .executeTakeFirst();
     if (!user || user.is_active !== 1) return null;
-    return bearerIdentity('jwt', toAuthUser(user), `jwt:${payload.jti}`, new Set(payload.scope.split(' ').filter(Boolean)));
+    return bearerIdentity(
+      'jwt',
+      toAuthUser(user),
+      `jwt:${payload.jti}`,
+      new Set(payload.scope.split(' ').filter(Boolean)),
+    );
   }
 }

@@ -75,7 +75,11 @@ export class LastUsedWriter {
     return this.#db
       .updateTable('personal_access_tokens')
       .set({ last_used_at: sql<string>`case id ${cases} end` })
-      .where('id', 'in', uses.map(([tokenId]) => tokenId))
+      .where(
+        'id',
+        'in',
+        uses.map(([tokenId]) => tokenId),
+      )
       .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', threshold)]))
       .execute();
   }

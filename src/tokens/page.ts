@@ -69,7 +69,13 @@ export function registerTokenPage(pages: FastifyInstance, ctx: AppContext) {
     return ctx.scopes.list().filter((scope) => scope.name !== 'admin' || user.is_staff);
   }
 
-  async function show(request: FastifyRequest, reply: FastifyReply, user: AuthUser, extra: { error?: string; form?: TokenForm; created?: unknown } = {}, status = 200) {
+  async function show(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    user: AuthUser,
+    extra: { error?: string; form?: TokenForm; created?: unknown } = {},
+    status = 200,
+  ) {
     const now = Date.now();
     return renderPage(
       reply,
@@ -116,7 +122,12 @@ export function registerTokenPage(pages: FastifyInstance, ctx: AppContext) {
     else if (form.scopes.some((scope) => !allowed.has(scope))) error = 'Unknown scope.';
     else if (expiresAt === undefined) error = 'The expiry date must be a date after today.';
     if (error) return show(request, reply, user, { error, form }, 400);
-    const { token } = await createPat(db, { userId: user.id, name: form.name, scopes: form.scopes, expiresAt: expiresAt ?? null });
+    const { token } = await createPat(db, {
+      userId: user.id,
+      name: form.name,
+      scopes: form.scopes,
+      expiresAt: expiresAt ?? null,
+    });
     setOnce(reply, PAGE, { name: form.name, token });
     return seeOther(reply, PAGE);
   });

@@ -36,7 +36,10 @@ const PAT_CACHE_MAX_ENTRIES = 10_000;
 const REVALIDATE_CHUNK = 200;
 
 /** What the resolver reads per token: the token and its user, in one joined row. */
-type PatRow = { token_id: number } & Pick<Row<'personal_access_tokens'>, 'token_hash' | 'scopes' | 'expires_at' | 'revoked_at' | 'last_used_at'> &
+type PatRow = { token_id: number } & Pick<
+  Row<'personal_access_tokens'>,
+  'token_hash' | 'scopes' | 'expires_at' | 'revoked_at' | 'last_used_at'
+> &
   Pick<Row<'users'>, 'id' | 'email' | 'first_name' | 'last_name' | 'display_name' | 'is_staff' | 'is_active'>;
 
 interface CachedPat {
@@ -121,7 +124,11 @@ export class PatResolver implements BearerResolver {
       }
     }
     let entry = this.#cache.get(hash);
-    if (entry && this.#externalCounter === null && (now - entry.fetchedAt >= PAT_CACHE_TTL_MS || (this.#feedLive !== null && !this.#feedLive()))) {
+    if (
+      entry &&
+      this.#externalCounter === null &&
+      (now - entry.fetchedAt >= PAT_CACHE_TTL_MS || (this.#feedLive !== null && !this.#feedLive()))
+    ) {
       this.#cache.delete(hash);
       entry = undefined;
     }
@@ -176,7 +183,14 @@ export class PatResolver implements BearerResolver {
       lastUsedMs: row.last_used_at === null ? 0 : Date.parse(row.last_used_at),
       expiresAt: row.expires_at === null ? Infinity : Date.parse(row.expires_at),
       // Shared by every request this entry serves: frozen so that no route can alter another's.
-      identity: Object.freeze(bearerIdentity('pat', Object.freeze(toAuthUser(row)), `pat:${row.token_id}`, fullAccess ? null : new Set(scopes))),
+      identity: Object.freeze(
+        bearerIdentity(
+          'pat',
+          Object.freeze(toAuthUser(row)),
+          `pat:${row.token_id}`,
+          fullAccess ? null : new Set(scopes),
+        ),
+      ),
     };
   }
 
@@ -188,7 +202,8 @@ export class PatResolver implements BearerResolver {
     if (entry && generation === this.#generation && (this.#feedLive === null || this.#feedLive())) {
       if (this.#cache.size >= PAT_CACHE_MAX_ENTRIES) this.#cache.delete(this.#cache.keys().next().value as string);
       this.#cache.set(hash, entry);
-      if (this.#externalCounter === null) this.#revalidation ??= setTimeout(() => void this.#revalidate(), REVALIDATE_EVERY_MS).unref();
+      if (this.#externalCounter === null)
+        this.#revalidation ??= setTimeout(() => void this.#revalidate(), REVALIDATE_EVERY_MS).unref();
     }
     return entry;
   }
@@ -206,7 +221,13 @@ export class PatResolver implements BearerResolver {
         const chunk = wanted.slice(i, i + REVALIDATE_CHUNK);
         const started = Date.now();
         const generation = this.#generation;
-        const rows = await this.#query().where('t.id', 'in', chunk.map(([id]) => id)).execute();
+        const rows = await this.#query()
+          .where(
+            't.id',
+            'in',
+            chunk.map(([id]) => id),
+          )
+          .execute();
         if (generation !== this.#generation) continue;
         const seen = new Set<string>();
         for (const row of rows) {
@@ -229,7 +250,8 @@ export class PatResolver implements BearerResolver {
       // this timer chain; the next request reads the database again and meets the error itself.
       this.#cache.clear();
     }
-    this.#revalidation = this.#cache.size > 0 ? setTimeout(() => void this.#revalidate(), REVALIDATE_EVERY_MS).unref() : null;
+    this.#revalidation =
+      this.#cache.size > 0 ? setTimeout(() => void this.#revalidate(), REVALIDATE_EVERY_MS).unref() : null;
   }
 
   /** Writes the uses still waiting for their batch: called when the app closes, before the database does. */

@@ -39,7 +39,9 @@ export function encryptSecret(secretKey: string, plaintext: string, context = ''
   cipher.setAAD(Buffer.from(context, 'utf8'));
   const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
   const tag = cipher.getAuthTag();
-  return [VERSION, kid, iv.toString('base64url'), ciphertext.toString('base64url'), tag.toString('base64url')].join('.');
+  return [VERSION, kid, iv.toString('base64url'), ciphertext.toString('base64url'), tag.toString('base64url')].join(
+    '.',
+  );
 }
 
 /**
@@ -48,7 +50,8 @@ export function encryptSecret(secretKey: string, plaintext: string, context = ''
  */
 export function decryptSecret(secretKeys: string | readonly string[], stored: string, context = ''): string {
   const parts = stored.split('.');
-  if (parts.length !== 5 || parts[0] !== VERSION) throw new DecryptionError('Not an encrypted value of a known format.');
+  if (parts.length !== 5 || parts[0] !== VERSION)
+    throw new DecryptionError('Not an encrypted value of a known format.');
   const [, kid, iv, ciphertext, tag] = parts;
   const candidates = (typeof secretKeys === 'string' ? [secretKeys] : secretKeys).map(deriveKey);
   const match = candidates.find((candidate) => candidate.kid === kid);

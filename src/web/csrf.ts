@@ -18,10 +18,17 @@ export function newCsrfSeed(): string {
 }
 
 export function computeCsrfToken(secretKey: string, seed: string, sessionId: string | null): string {
-  return createHmac('sha256', secretKey).update(`csrf|${seed}|${sessionId ?? ''}`).digest('base64url');
+  return createHmac('sha256', secretKey)
+    .update(`csrf|${seed}|${sessionId ?? ''}`)
+    .digest('base64url');
 }
 
-export function csrfTokenMatches(secretKey: string, seed: string | undefined, sessionId: string | null, presented: unknown): boolean {
+export function csrfTokenMatches(
+  secretKey: string,
+  seed: string | undefined,
+  sessionId: string | null,
+  presented: unknown,
+): boolean {
   if (!seed || typeof presented !== 'string' || presented.length === 0 || presented.length > 100) return false;
   const expected = Buffer.from(computeCsrfToken(secretKey, seed, sessionId));
   const actual = Buffer.from(presented);

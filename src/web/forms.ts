@@ -8,7 +8,11 @@ function bodyOf(request: FastifyRequest): Record<string, unknown> {
 }
 
 /** The field as a string ('' when absent), cut at `max` characters; `trim` false for passwords. */
-export function formString(request: FastifyRequest, name: string, options: { max?: number; trim?: boolean } = {}): string {
+export function formString(
+  request: FastifyRequest,
+  name: string,
+  options: { max?: number; trim?: boolean } = {},
+): string {
   const value = bodyOf(request)[name];
   const first = Array.isArray(value) ? value[0] : value;
   if (typeof first !== 'string') return '';

@@ -21,7 +21,8 @@ export function secureCookies(ctx: AppContext): boolean {
 // notification would be a sizeable share of the SNS intake), the OAuth endpoints that machines call
 // (token, device authorization, registration, revocation, introspection, keys), static files, health,
 // metrics, discovery documents.
-const NOT_A_PAGE = /^\/(api\/|mcp(?:[/?]|$)|webhooks\/|o\/(token|device-authorization|register|revoke|introspect|jwks)\/|static\/|healthz|readyz|metrics|\.well-known\/)/;
+const NOT_A_PAGE =
+  /^\/(api\/|mcp(?:[/?]|$)|webhooks\/|o\/(token|device-authorization|register|revoke|introspect|jwks)\/|static\/|healthz|readyz|metrics|\.well-known\/)/;
 /** Whether a path is a page: it gets PageState, and a session cookie is looked up for it. */
 export const isPagePath = (url: string) => !NOT_A_PAGE.test(url);
 

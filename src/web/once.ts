@@ -12,7 +12,13 @@ const MAX_AGE_SECONDS = 120;
 export function setOnce(reply: FastifyReply, pagePath: string, value: unknown) {
   const page = pageState(reply.request);
   const sealed = encryptSecret(page.secretKey, JSON.stringify(value), `once:${pagePath}`);
-  reply.setCookie(COOKIE, sealed, { path: pagePath, httpOnly: true, sameSite: 'strict', maxAge: MAX_AGE_SECONDS, secure: page.secureCookies });
+  reply.setCookie(COOKIE, sealed, {
+    path: pagePath,
+    httpOnly: true,
+    sameSite: 'strict',
+    maxAge: MAX_AGE_SECONDS,
+    secure: page.secureCookies,
+  });
 }
 
 export function takeOnce<T>(request: FastifyRequest, reply: FastifyReply, pagePath: string): T | null {

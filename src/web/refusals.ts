@@ -13,16 +13,21 @@ export interface Refusal {
 
 /** The refusal an error stands for, or null when it is no refusal (a fault). */
 export function refusalOf(error: unknown): Refusal | null {
-  if (error instanceof ValidationError) return { status: statusOf(error), message: error.fieldErrors?.[0]?.message ?? error.message };
+  if (error instanceof ValidationError)
+    return { status: statusOf(error), message: error.fieldErrors?.[0]?.message ?? error.message };
   if (error instanceof DomainError) return { status: statusOf(error), message: error.message };
-  if (error instanceof HttpProblem && error.status < 500) return { status: error.status, message: error.errors?.[0]?.message ?? error.detail };
+  if (error instanceof HttpProblem && error.status < 500)
+    return { status: error.status, message: error.errors?.[0]?.message ?? error.detail };
   return null;
 }
 
 export type Attempt<T> = { ok: true; value: T } | ({ ok: false } & Refusal);
 
 /** Runs a service call: its value, or its refusal as a value; a fault is thrown on. */
-export async function attempt<T>(work: () => Promise<T>, refusal: (error: unknown) => Refusal | null = refusalOf): Promise<Attempt<T>> {
+export async function attempt<T>(
+  work: () => Promise<T>,
+  refusal: (error: unknown) => Refusal | null = refusalOf,
+): Promise<Attempt<T>> {
   try {
     return { ok: true, value: await work() };
   } catch (error) {

@@ -45,7 +45,8 @@ export const eta = new Eta({
 
 /** The page state of a page request (a programming error elsewhere: installWeb's hook did not run). */
 export function pageState(request: FastifyRequest): PageState {
-  if (!request.page) throw new Error(`web page state missing for ${request.url}: is installWeb's hook running on this path?`);
+  if (!request.page)
+    throw new Error(`web page state missing for ${request.url}: is installWeb's hook running on this path?`);
   return request.page;
 }
 
@@ -58,7 +59,15 @@ export function csrfToken(request: FastifyRequest): string {
 /** Throws a 403 HttpProblem unless the request carries a valid token (form field or X-CSRF-Token). */
 export function verifyCsrf(request: FastifyRequest): void {
   const state = request.page;
-  if (!state || !csrfTokenMatches(state.secretKey, request.cookies?.svc_csrf, request.identity.session?.id ?? null, presentedCsrfToken(request))) {
+  if (
+    !state ||
+    !csrfTokenMatches(
+      state.secretKey,
+      request.cookies?.svc_csrf,
+      request.identity.session?.id ?? null,
+      presentedCsrfToken(request),
+    )
+  ) {
     throw csrfFailure();
   }
 }
@@ -97,14 +106,26 @@ export function renderPage(reply: FastifyReply, template: string, data: PageData
   });
   reply.header('Cache-Control', 'no-store');
   reply.header('X-Frame-Options', 'DENY');
-  reply.header('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self' 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'");
+  reply.header(
+    'Content-Security-Policy',
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self' 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'",
+  );
   reply.header('Referrer-Policy', 'same-origin');
-  return reply.code(options.status ?? 200).type('text/html; charset=utf-8').send(html);
+  return reply
+    .code(options.status ?? 200)
+    .type('text/html; charset=utf-8')
+    .send(html);
 }
 
 /** An HTML error page (used for page paths instead of the API's problem+json). */
 export function renderError(reply: FastifyReply, status: number, detail: string, back = '/accounts/profile/') {
-  const titles: Record<number, string> = { 400: 'Bad request', 403: 'Forbidden', 404: 'Not found', 410: 'Link expired', 429: 'Too many attempts' };
+  const titles: Record<number, string> = {
+    400: 'Bad request',
+    403: 'Forbidden',
+    404: 'Not found',
+    410: 'Link expired',
+    429: 'Too many attempts',
+  };
   return renderPage(reply, 'web/views/error', { title: titles[status] ?? 'Error', detail, back }, { status });
 }
 
@@ -112,7 +133,14 @@ const NOTICE_COOKIE = 'svc_notice';
 
 /** Shows `text` once on the next page this browser renders (after a redirect). Signed cookie. */
 export function setNotice(reply: FastifyReply, text: string) {
-  reply.setCookie(NOTICE_COOKIE, text, { path: '/', httpOnly: true, sameSite: 'lax', signed: true, maxAge: 60, secure: reply.request.page?.secureCookies ?? false });
+  reply.setCookie(NOTICE_COOKIE, text, {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax',
+    signed: true,
+    maxAge: 60,
+    secure: reply.request.page?.secureCookies ?? false,
+  });
 }
 
 /** Reads and clears the notice cookie; called by installWeb's hook. */

@@ -12,12 +12,17 @@ import { findSubscription, type SubscriptionRow } from './subscriptions.ts';
 export async function managedTeam(db: Executor, request: FastifyRequest, teamId: string) {
   const team = await teamForMember(db, teamId, requireUser(request).user.id);
   if (!team) throw new NotFoundError();
-  if (team.role !== 'owner' && team.role !== 'admin') throw new ForbiddenError('Only owners and admins of the team can manage its webhooks.');
+  if (team.role !== 'owner' && team.role !== 'admin')
+    throw new ForbiddenError('Only owners and admins of the team can manage its webhooks.');
   return team;
 }
 
 /** A subscription of a team the caller manages. */
-export async function managedSubscription(db: Executor, request: FastifyRequest, params: { team_id: string; id: string }): Promise<SubscriptionRow> {
+export async function managedSubscription(
+  db: Executor,
+  request: FastifyRequest,
+  params: { team_id: string; id: string },
+): Promise<SubscriptionRow> {
   const team = await managedTeam(db, request, params.team_id);
   if (!isUuid(params.id)) throw new NotFoundError();
   const row = await findSubscription(db, team.id, params.id);

@@ -15,7 +15,13 @@ import { webhookLog } from './log.ts';
 export type DisableCause = { failures: number; gone?: false } | { failures: number; gone: true };
 
 /** Disables the subscription unless it already is; true when this call disabled it. */
-export async function autoDisable(ctx: AppContext, trx: Transaction<Database>, subscriptionId: string, counted: { team_id: string; url: string }, cause: DisableCause): Promise<boolean> {
+export async function autoDisable(
+  ctx: AppContext,
+  trx: Transaction<Database>,
+  subscriptionId: string,
+  counted: { team_id: string; url: string },
+  cause: DisableCause,
+): Promise<boolean> {
   const now = nowIso();
   const failures = cause.failures;
   const reason = cause.gone
@@ -28,10 +34,26 @@ export async function autoDisable(ctx: AppContext, trx: Transaction<Database>, s
     .where('is_active', '=', 1)
     .executeTakeFirst();
   if (Number(disabled.numUpdatedRows) === 0) return false;
-  const data = { is_active: { before: true, after: false }, reason, consecutive_failures: failures, ...(cause.gone ? { status_code: 410 } : {}) };
-  await recordAudit(trx, SYSTEM_ACTOR, { teamId: counted.team_id, action: 'webhook.subscription.disabled', targetId: subscriptionId, data });
+  const data = {
+    is_active: { before: true, after: false },
+    reason,
+    consecutive_failures: failures,
+    ...(cause.gone ? { status_code: 410 } : {}),
+  };
+  await recordAudit(trx, SYSTEM_ACTOR, {
+    teamId: counted.team_id,
+    action: 'webhook.subscription.disabled',
+    targetId: subscriptionId,
+    data,
+  });
   webhookLog(ctx).warn(
-    { event: 'webhook.subscription.disabled', subscription_id: subscriptionId, team_id: counted.team_id, consecutive_failures: failures, ...(cause.gone ? { status_code: 410 } : {}) },
+    {
+      event: 'webhook.subscription.disabled',
+      subscription_id: subscriptionId,
+      team_id: counted.team_id,
+      consecutive_failures: failures,
+      ...(cause.gone ? { status_code: 410 } : {}),
+    },
     'webhook.subscription.disabled',
   );
   const owners = await trx

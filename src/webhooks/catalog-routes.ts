@@ -12,10 +12,10 @@ const JsonObject = (description: string) => Type.Object({}, { additionalProperti
 
 const EventTypeEntry = Type.Object(
   {
-    name: Type.String({ description: 'The event type, as in subscriptions\' `events` and the envelope\'s `type`' }),
+    name: Type.String({ description: "The event type, as in subscriptions' `events` and the envelope's `type`" }),
     description: Type.String(),
     group: Type.String({ description: 'The part of the product that emits it' }),
-    schema: JsonObject('The JSON Schema (2020-12) of the event\'s `data`'),
+    schema: JsonObject("The JSON Schema (2020-12) of the event's `data`"),
     example: Type.Object(
       {
         id: Type.String(),
@@ -41,7 +41,8 @@ export function registerEventCatalogRoutes(app: TypedApp, { config }: AppContext
       schema: {
         operationId: 'list_event_types',
         summary: 'Every event type webhooks deliver: its description, the JSON Schema of its data and an example event',
-        description: 'No credential needed. The same catalog as an OpenAPI 3.1 document of webhooks: /api/schema/webhooks/.',
+        description:
+          'No credential needed. The same catalog as an OpenAPI 3.1 document of webhooks: /api/schema/webhooks/.',
         tags: ['events'],
         security: [],
         querystring: PageQuery,
@@ -55,7 +56,13 @@ export function registerEventCatalogRoutes(app: TypedApp, { config }: AppContext
     async (request) => {
       const paging = pageRequest(request);
       catalog ??= eventCatalog();
-      return pageEnvelope(config.baseUrl, request, paging, catalog.length, catalog.slice(paging.offset, paging.offset + paging.limit));
+      return pageEnvelope(
+        config.baseUrl,
+        request,
+        paging,
+        catalog.length,
+        catalog.slice(paging.offset, paging.offset + paging.limit),
+      );
     },
   );
 }

@@ -18,16 +18,19 @@ const webhooksRetry: Command = {
     const allDead = values['all-dead'] === true;
     if (!isUuid(subscriptionId)) throw new UsageError('--subscription must be a subscription UUID');
     if ((logId === undefined) === !allDead) throw new UsageError('give exactly one of --log LOG_ID and --all-dead');
-    if (logId !== undefined && !/^\d{1,15}$/.test(logId)) throw new UsageError('--log must be a log entry id (an integer)');
+    if (logId !== undefined && !/^\d{1,15}$/.test(logId))
+      throw new UsageError('--log must be a log entry id (an integer)');
     const ctx = await open();
-    if (!ctx.config.webhooksEnabled) throw new ConflictError('webhooks are disabled on this service (SERVICE_WEBHOOKS_ENABLED)');
+    if (!ctx.config.webhooksEnabled)
+      throw new ConflictError('webhooks are disabled on this service (SERVICE_WEBHOOKS_ENABLED)');
     const subscription = await ctx.db.kysely
       .selectFrom('webhook_subscriptions')
       .select(['id', 'team_id', 'is_active'])
       .where('id', '=', subscriptionId.toLowerCase())
       .executeTakeFirst();
     if (!subscription) throw new NotFoundError(`no webhook subscription with id ${subscriptionId}`);
-    if (subscription.is_active !== 1) throw new ConflictError('the subscription is inactive; re-enable it before retrying');
+    if (subscription.is_active !== 1)
+      throw new ConflictError('the subscription is inactive; re-enable it before retrying');
     const count = await ctx.db.kysely.transaction().execute(async (trx) => {
       const actor = cliActor('webhooks retry');
       if (allDead) return retryAllDeadLetters(trx, subscription.id, actor, subscription.team_id);

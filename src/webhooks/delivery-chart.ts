@@ -62,11 +62,15 @@ export function deliveryChartSvg(buckets: readonly HourBucket[]): string {
       if (count === 0) continue;
       const height = Math.max(1, count * scale);
       y -= height;
-      parts.push(`<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${(SLOT - 6).toFixed(1)}" height="${height.toFixed(1)}" fill="${OUTCOME_STYLE[outcome].color}" data-outcome="${outcome}" data-count="${count}"/>`);
+      parts.push(
+        `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${(SLOT - 6).toFixed(1)}" height="${height.toFixed(1)}" fill="${OUTCOME_STYLE[outcome].color}" data-outcome="${outcome}" data-count="${count}"/>`,
+      );
     }
     parts.push('</g>');
     if (index % 6 === 0 || index === 23) {
-      parts.push(`<text x="${(x + (SLOT - 6) / 2).toFixed(1)}" y="${HEIGHT - 8}" text-anchor="middle" font-size="12" fill="#333">${index === 23 ? 'now' : hourOf(bucket.hour)}</text>`);
+      parts.push(
+        `<text x="${(x + (SLOT - 6) / 2).toFixed(1)}" y="${HEIGHT - 8}" text-anchor="middle" font-size="12" fill="#333">${index === 23 ? 'now' : hourOf(bucket.hour)}</text>`,
+      );
     }
   });
   parts.push('</svg>');

@@ -40,7 +40,20 @@ export interface LogFilter {
 export function deliveryLog(executor: Executor, subscriptionId: string, filter: LogFilter) {
   let query = executor
     .selectFrom('webhook_deliveries')
-    .select(['id', 'subscription_id', 'event_id', 'event_type', 'payload', 'attempt', 'next_retry_at', 'status_code', 'response_body', 'duration_ms', 'created_at', 'status'])
+    .select([
+      'id',
+      'subscription_id',
+      'event_id',
+      'event_type',
+      'payload',
+      'attempt',
+      'next_retry_at',
+      'status_code',
+      'response_body',
+      'duration_ms',
+      'created_at',
+      'status',
+    ])
     .where('subscription_id', '=', subscriptionId);
   if (filter.status) query = query.where('status', '=', filter.status);
   if (filter.event_type) query = query.where('event_type', '=', filter.event_type);
@@ -76,17 +89,35 @@ export async function deliveryLogPage(
 ) {
   let query = db
     .selectFrom('webhook_deliveries')
-    .select(['id', 'event_id', 'event_type', 'attempt', 'status', 'status_code', 'duration_ms', 'next_retry_at', 'created_at'])
+    .select([
+      'id',
+      'event_id',
+      'event_type',
+      'attempt',
+      'status',
+      'status_code',
+      'duration_ms',
+      'next_retry_at',
+      'created_at',
+    ])
     .where('subscription_id', '=', subscriptionId);
   if (status) query = query.where('status', '=', status);
   const page = await cursorPage({ request, query, baseUrl: config.baseUrl, secret: config.secretKey! });
   const rows = page.results.map((row) => ({ ...row, id: Number(row.id) }));
   const retryable = await retryableIds(db, subscriptionId, rows);
-  return { next: page.next, previous: page.previous, entries: rows.map((row): LogEntry => ({ ...row, retryable: retryable.has(row.id) })) };
+  return {
+    next: page.next,
+    previous: page.previous,
+    entries: rows.map((row): LogEntry => ({ ...row, retryable: retryable.has(row.id) })),
+  };
 }
 
 /** Which of `rows` a retry would act on (manual-delivery.ts retryDelivery), in one query. */
-async function retryableIds(db: Kysely<Database>, subscriptionId: string, rows: readonly { id: number; event_id: string; status: string }[]) {
+async function retryableIds(
+  db: Kysely<Database>,
+  subscriptionId: string,
+  rows: readonly { id: number; event_id: string; status: string }[],
+) {
   const candidates = rows.filter((row) => row.status === 'failed' || row.status === 'dead_letter');
   const ids = new Set<number>();
   if (candidates.length === 0) return ids;
@@ -98,7 +129,8 @@ async function retryableIds(db: Kysely<Database>, subscriptionId: string, rows: 
     .execute();
   for (const row of candidates) {
     const later = cycle.filter((other) => other.event_id === row.event_id && Number(other.id) > row.id);
-    if (row.status === 'dead_letter' ? later.length === 0 : later.some((other) => other.status === 'pending')) ids.add(row.id);
+    if (row.status === 'dead_letter' ? later.length === 0 : later.some((other) => other.status === 'pending'))
+      ids.add(row.id);
   }
   return ids;
 }
@@ -110,21 +142,33 @@ export interface HourBucket {
 }
 
 /** The 24 hours up to now (the current one last), each with its finished attempts by outcome. */
-export async function hourlyOutcomes(db: Kysely<Database>, subscriptionId: string, now = Date.now()): Promise<HourBucket[]> {
+export async function hourlyOutcomes(
+  db: Kysely<Database>,
+  subscriptionId: string,
+  now = Date.now(),
+): Promise<HourBucket[]> {
   const currentHour = Math.floor(now / 3600_000) * 3600_000;
   const buckets: HourBucket[] = [];
   for (let i = 23; i >= 0; i--) {
-    buckets.push({ hour: new Date(currentHour - i * 3600_000).toISOString(), counts: { success: 0, failed: 0, dead_letter: 0 } });
+    buckets.push({
+      hour: new Date(currentHour - i * 3600_000).toISOString(),
+      counts: { success: 0, failed: 0, dead_letter: 0 },
+    });
   }
   const byHour = new Map(buckets.map((bucket) => [bucket.hour.slice(0, 13), bucket]));
   // created_at is a fixed-width ISO string in both dialects: its first 13 characters name the hour.
-  const rows = await sql<{ hour: string; status: string; n: number | string }>`select substr(created_at, 1, 13) as hour, status, count(*) as n
+  const rows = await sql<{
+    hour: string;
+    status: string;
+    n: number | string;
+  }>`select substr(created_at, 1, 13) as hour, status, count(*) as n
     from webhook_deliveries
     where subscription_id = ${subscriptionId} and created_at >= ${buckets[0].hour} and status <> 'pending'
     group by substr(created_at, 1, 13), status`.execute(db);
   for (const row of rows.rows) {
     const bucket = byHour.get(row.hour);
-    if (bucket && (OUTCOMES as readonly string[]).includes(row.status)) bucket.counts[row.status as Outcome] += Number(row.n);
+    if (bucket && (OUTCOMES as readonly string[]).includes(row.status))
+      bucket.counts[row.status as Outcome] += Number(row.n);
   }
   return buckets;
 }

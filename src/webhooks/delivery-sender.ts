@@ -20,18 +20,37 @@ export class DeliverySender {
   readonly #urls = new Map<string, URL>();
 
   /** `ca`: extra CA certificates to trust (tests with a private CA). */
-  constructor(settings: AppContext['config']['webhooks'], signer: DeliverySigner, ca?: string | Buffer | Array<string | Buffer>) {
+  constructor(
+    settings: AppContext['config']['webhooks'],
+    signer: DeliverySigner,
+    ca?: string | Buffer | Array<string | Buffer>,
+  ) {
     this.#client = new DeliveryClient({ guard: new AddressGuard(settings), timeoutMs: settings.deliveryTimeoutMs, ca });
     this.#signer = signer;
   }
 
   /** Sends one attempt (signed with `presigned` while it is fresh); never rejects. */
-  async attempt(delivery: ClaimedDelivery, target: DeliveryTarget | undefined, presigned: Signature | null): Promise<AttemptResult> {
+  async attempt(
+    delivery: ClaimedDelivery,
+    target: DeliveryTarget | undefined,
+    presigned: Signature | null,
+  ): Promise<AttemptResult> {
     const attemptedAt = nowIso();
     const base = { delivery, attemptedAt };
     if (!target || !isSendable(target)) {
-      const why = !target ? 'the subscription was deleted' : target.subscription_active !== 1 ? 'the subscription is inactive' : 'the team is inactive';
-      return { ...base, attempted: false, ok: false, statusCode: null, durationMs: null, responseBody: `Not sent: ${why}.` };
+      const why = !target
+        ? 'the subscription was deleted'
+        : target.subscription_active !== 1
+          ? 'the subscription is inactive'
+          : 'the team is inactive';
+      return {
+        ...base,
+        attempted: false,
+        ok: false,
+        statusCode: null,
+        durationMs: null,
+        responseBody: `Not sent: ${why}.`,
+      };
     }
     const started = performance.now();
     let statusCode: number | null = null;
@@ -55,12 +74,21 @@ export class DeliverySender {
       const response = await this.#client.post(this.#parsed(target.url), headers, delivery.payload);
       statusCode = response.statusCode;
       responseBody = response.body;
-      if (response.retryAfter !== undefined && statusCode !== null) retryAfter = retryAfterSeconds(statusCode, response.retryAfter, Date.now());
+      if (response.retryAfter !== undefined && statusCode !== null)
+        retryAfter = retryAfterSeconds(statusCode, response.retryAfter, Date.now());
     } catch (error) {
       responseBody = describeFailure(error);
     }
     const ok = statusCode !== null && statusCode >= 200 && statusCode < 300;
-    return { ...base, attempted: true, ok, statusCode, responseBody, durationMs: Math.round(performance.now() - started), retryAfterSeconds: retryAfter };
+    return {
+      ...base,
+      attempted: true,
+      ok,
+      statusCode,
+      responseBody,
+      durationMs: Math.round(performance.now() - started),
+      retryAfterSeconds: retryAfter,
+    };
   }
 
   close(): Promise<void> {

@@ -26,7 +26,10 @@ export interface Signature {
 const MAX_SIGNATURE_AGE_MS = 5_000;
 const MAX_CACHED_SUBSCRIPTIONS = 10_000;
 
-type SigningTarget = Pick<DeliveryTarget, 'id' | 'secret_encrypted' | 'previous_secret_encrypted' | 'previous_secret_expires_at' | 'standard_webhooks'>;
+type SigningTarget = Pick<
+  DeliveryTarget,
+  'id' | 'secret_encrypted' | 'previous_secret_encrypted' | 'previous_secret_expires_at' | 'standard_webhooks'
+>;
 
 interface SigningKeys {
   current: string;
@@ -53,11 +56,20 @@ export class DeliverySigner {
     const entry = this.#entryOf(target);
     const count = entry.keys.length > 1 && now >= entry.previousUntil ? 1 : entry.keys.length;
     const timestamp = Math.floor(now / 1000);
-    const header = signatureHeader(count < entry.keys.length ? entry.keys.slice(0, count) : entry.keys, timestamp, payload);
+    const header = signatureHeader(
+      count < entry.keys.length ? entry.keys.slice(0, count) : entry.keys,
+      timestamp,
+      payload,
+    );
     let standard: string | null = null;
     if (target.standard_webhooks === 1) {
       entry.standardKeys ??= entry.secrets.map((secret) => hmacKey(secret, 'base64'));
-      standard = standardSignatureHeader(count < entry.keys.length ? entry.standardKeys.slice(0, count) : entry.standardKeys, eventId, timestamp, payload);
+      standard = standardSignatureHeader(
+        count < entry.keys.length ? entry.standardKeys.slice(0, count) : entry.standardKeys,
+        eventId,
+        timestamp,
+        payload,
+      );
     }
     return { header, standard, timestamp, at: now };
   }
@@ -65,7 +77,9 @@ export class DeliverySigner {
   /** The signature to send now: `presigned` while it is fresh, else a new one. */
   current(target: SigningTarget, eventId: string, payload: string, presigned: Signature | null): Signature {
     const now = Date.now();
-    return presigned && now - presigned.at <= MAX_SIGNATURE_AGE_MS ? presigned : this.sign(target, eventId, payload, now);
+    return presigned && now - presigned.at <= MAX_SIGNATURE_AGE_MS
+      ? presigned
+      : this.sign(target, eventId, payload, now);
   }
 
   /** The subscription's keys, newest first (sign() drops the previous secret once its overlap ends). */

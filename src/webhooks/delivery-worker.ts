@@ -119,7 +119,9 @@ class DeliveryLoop {
           try {
             const leaseEnds = Date.now() + this.#leaseMs;
             const disabled = (this.#disabledDuringClaim = new Set());
-            const claim = await claimDue(ctx.db, wanted, ctx.config.webhooks.leaseSeconds).finally(() => (this.#disabledDuringClaim = null));
+            const claim = await claimDue(ctx.db, wanted, ctx.config.webhooks.leaseSeconds).finally(
+              () => (this.#disabledDuringClaim = null),
+            );
             if (claim.rows.length < wanted) this.#drained = true;
             for (const id of disabled) {
               const target = claim.targets.get(id);
@@ -184,7 +186,13 @@ class DeliveryLoop {
   #fill(): void {
     let expired: Buffered[] | null = null;
     let waiting = false;
-    for (let i = 0; !this.#stopping && this.#attempts.size < this.#concurrency && this.#unwritten < this.#maxUnwritten && i < this.#buffer.length; ) {
+    for (
+      let i = 0;
+      !this.#stopping &&
+      this.#attempts.size < this.#concurrency &&
+      this.#unwritten < this.#maxUnwritten &&
+      i < this.#buffer.length;
+    ) {
       const item = this.#buffer[i];
       // Its attempt and the write of its result must end inside the lease (a slow stretch of
       // attempts or writes can leave a buffered row without enough of it): give it back instead.
@@ -215,22 +223,25 @@ class DeliveryLoop {
         const failed = result.attempted && !result.ok;
         const subscriptionId = row.subscription_id;
         if (failed) this.#failing.set(subscriptionId, (this.#failing.get(subscriptionId) ?? 0) + 1);
-        this.#writer.add(result).then(
-          (disabled) => {
-            if (disabled) this.#disabled(subscriptionId);
-            this.#wakeForRetry(result);
-          },
-          (error) => webhookLog(this.#ctx).error({ err: error, delivery_id: row.id }, 'webhook result not written'),
-        ).finally(() => {
-          this.#unwritten--;
-          this.#owned.delete(row.id);
-          if (failed) {
-            const left = this.#failing.get(subscriptionId)! - 1;
-            if (left > 0) this.#failing.set(subscriptionId, left);
-            else this.#failing.delete(subscriptionId);
-          }
-          this.#fill();
-        });
+        this.#writer
+          .add(result)
+          .then(
+            (disabled) => {
+              if (disabled) this.#disabled(subscriptionId);
+              this.#wakeForRetry(result);
+            },
+            (error) => webhookLog(this.#ctx).error({ err: error, delivery_id: row.id }, 'webhook result not written'),
+          )
+          .finally(() => {
+            this.#unwritten--;
+            this.#owned.delete(row.id);
+            if (failed) {
+              const left = this.#failing.get(subscriptionId)! - 1;
+              if (left > 0) this.#failing.set(subscriptionId, left);
+              else this.#failing.delete(subscriptionId);
+            }
+            this.#fill();
+          });
       },
       (error) => {
         // Not expected (#attempt turns failures into results); the row is attempted again after its lease.
@@ -256,7 +267,11 @@ class DeliveryLoop {
   async #release(items: Buffered[]): Promise<void> {
     if (items.length === 0) return;
     try {
-      await releaseClaims(this.#ctx.db.kysely, this.#ctx.db.dialect, items.map((item) => item.row));
+      await releaseClaims(
+        this.#ctx.db.kysely,
+        this.#ctx.db.dialect,
+        items.map((item) => item.row),
+      );
     } catch (error) {
       // Their leases expire on their own; only the wait is longer.
       webhookLog(this.#ctx).warn({ err: error }, 'claimed webhook rows not released');

@@ -83,7 +83,8 @@ export class DeliveryClient {
       const host = url.hostname.replace(/^\[|\]$/g, '');
       if (!net.isIP(host)) {
         // Bounded: stale pins are dropped once the map grows (one entry per distinct host).
-        if (this.#pinned.size >= 1000) for (const [name, pin] of this.#pinned) if (Date.now() - pin.at >= PIN_TTL_MS) this.#pinned.delete(name);
+        if (this.#pinned.size >= 1000)
+          for (const [name, pin] of this.#pinned) if (Date.now() - pin.at >= PIN_TTL_MS) this.#pinned.delete(name);
         this.#pinned.set(host, { addresses, at: Date.now() });
       }
       const response = await request(url, {
@@ -96,7 +97,11 @@ export class DeliveryClient {
         bodyTimeout: this.#timeoutMs,
       });
       // The deadline bounds the answer too: undici destroys the body with the timeout error.
-      return { statusCode: response.statusCode, body: await readAnswer(response.body), retryAfter: response.headers['retry-after'] };
+      return {
+        statusCode: response.statusCode,
+        body: await readAnswer(response.body),
+        retryAfter: response.headers['retry-after'],
+      };
     } finally {
       deadline.clear();
     }
@@ -141,7 +146,12 @@ function readAnswer(stream: Readable): Promise<string> {
 export function describeFailure(error: unknown): string {
   if (error instanceof SsrfRefusal) return `Refused by the SSRF guard: ${error.message}`;
   const err = error as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
-  if (err?.name === 'TimeoutError' || err?.code === 'UND_ERR_HEADERS_TIMEOUT' || err?.code === 'UND_ERR_BODY_TIMEOUT' || err?.code === 'UND_ERR_CONNECT_TIMEOUT') {
+  if (
+    err?.name === 'TimeoutError' ||
+    err?.code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    err?.code === 'UND_ERR_BODY_TIMEOUT' ||
+    err?.code === 'UND_ERR_CONNECT_TIMEOUT'
+  ) {
     return 'Timed out.';
   }
   const code = err?.code ?? err?.cause?.code;

@@ -50,15 +50,26 @@ export function registerDeliveryLogRoutes(app: TypedApp, ctx: AppContext, base: 
         summary: 'Retry a dead letter: a fresh cycle from attempt 1 (202 with the queued entry)',
         tags: TAGS,
         params: LogParams,
-        response: { 202: Type.Ref('WebhookDeliveryLogEntry'), ...authErrors, ...notFoundResponse, 409: { ...ProblemRef, description: 'Not a dead letter, or already retried' } },
+        response: {
+          202: Type.Ref('WebhookDeliveryLogEntry'),
+          ...authErrors,
+          ...notFoundResponse,
+          409: { ...ProblemRef, description: 'Not a dead letter, or already retried' },
+        },
       },
     },
     async (request, reply) => {
       const row = await managedSubscription(db.kysely, request, request.params);
       if (!/^\d{1,15}$/.test(request.params.log_id)) throw new NotFoundError();
-      if (!config.webhooksEnabled) throw new ConflictError('Webhooks are disabled on this service (SERVICE_WEBHOOKS_ENABLED).');
+      if (!config.webhooksEnabled)
+        throw new ConflictError('Webhooks are disabled on this service (SERVICE_WEBHOOKS_ENABLED).');
       if (row.is_active !== 1) throw new ConflictError('The subscription is inactive; re-enable it before retrying.');
-      const queued = await restartDeadLetter(ctx, row, Number(request.params.log_id), requestActor(request, ctx.clientAddresses));
+      const queued = await restartDeadLetter(
+        ctx,
+        row,
+        Number(request.params.log_id),
+        requestActor(request, ctx.clientAddresses),
+      );
       if (!queued) throw new NotFoundError();
       reply.code(202);
       return logView(queued);
@@ -75,18 +86,27 @@ export function registerDeliveryLogRoutes(app: TypedApp, ctx: AppContext, base: 
         tags: TAGS,
         params: SubscriptionParams,
         body: TestBody,
-        response: { 202: Type.Ref('WebhookDeliveryLogEntry'), 400: ProblemRef, ...authErrors, ...notFoundResponse, 409: { ...ProblemRef, description: 'Inactive subscription' } },
+        response: {
+          202: Type.Ref('WebhookDeliveryLogEntry'),
+          400: ProblemRef,
+          ...authErrors,
+          ...notFoundResponse,
+          409: { ...ProblemRef, description: 'Inactive subscription' },
+        },
       },
     },
     async (request, reply) => {
       const row = await managedSubscription(db.kysely, request, request.params);
-      if (!config.webhooksEnabled) throw new ConflictError('Webhooks are disabled on this service (SERVICE_WEBHOOKS_ENABLED).');
+      if (!config.webhooksEnabled)
+        throw new ConflictError('Webhooks are disabled on this service (SERVICE_WEBHOOKS_ENABLED).');
       if (row.is_active !== 1) throw new ConflictError('The subscription is inactive.');
       const events = JSON.parse(row.events) as string[];
       const receives = events[0] === '*' ? EVENT_NAMES : events;
       const type = request.body?.event_type ?? receives[0];
       if (!isEventType(type) || !receives.includes(type)) {
-        throw new ValidationError(`This subscription does not receive "${type}".`, [{ field: 'event_type', message: `Not one of: ${receives.join(', ')}` }]);
+        throw new ValidationError(`This subscription does not receive "${type}".`, [
+          { field: 'event_type', message: `Not one of: ${receives.join(', ')}` },
+        ]);
       }
       const queued = await queueTestDelivery(ctx, row, type);
       reply.code(202);

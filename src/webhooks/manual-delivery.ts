@@ -21,7 +21,11 @@ const DISABLED_SERVICE = 'Webhooks are disabled on this service (SERVICE_WEBHOOK
  * `eventType` or else the first type it receives. Refused (conflict) while webhooks are off or the
  * subscription is inactive; a type it does not receive is invalid.
  */
-export async function sendTestEvent(ctx: Ctx, row: SubscriptionRow, eventType?: string): Promise<{ id: number; eventId: string; type: string }> {
+export async function sendTestEvent(
+  ctx: Ctx,
+  row: SubscriptionRow,
+  eventType?: string,
+): Promise<{ id: number; eventId: string; type: string }> {
   if (!ctx.config.webhooksEnabled) throw new ConflictError(DISABLED_SERVICE);
   if (row.is_active !== 1) throw new ConflictError('The subscription is inactive.');
   const events = JSON.parse(row.events) as string[];
@@ -40,9 +44,18 @@ export async function sendTestEvent(ctx: Ctx, row: SubscriptionRow, eventType?: 
  * example `data` with `test: true`) to this subscription only. The caller has checked that the
  * subscription receives the type.
  */
-export async function queueTestDelivery(ctx: Pick<AppContext, 'db' | 'wake'>, row: SubscriptionRow, type: EventType): Promise<LogRow> {
+export async function queueTestDelivery(
+  ctx: Pick<AppContext, 'db' | 'wake'>,
+  row: SubscriptionRow,
+  type: EventType,
+): Promise<LogRow> {
   const envelope = testEnvelope(type, row.team_id);
-  const delivery = { subscription_id: row.id, event_id: envelope.id, event_type: type, payload: JSON.stringify(envelope) };
+  const delivery = {
+    subscription_id: row.id,
+    event_id: envelope.id,
+    event_type: type,
+    payload: JSON.stringify(envelope),
+  };
   const queued = await queueFirstAttempt(ctx.db.kysely, delivery, envelope.created_at);
   await wakeDeliveryWorkers(ctx);
   return queued;
@@ -52,8 +65,15 @@ export async function queueTestDelivery(ctx: Pick<AppContext, 'db' | 'wake'>, ro
  * The API's retry: a fresh delivery cycle for a dead letter (queue.ts retryDeadLetter, which refuses
  * anything else with a ConflictError); undefined when the subscription has no such entry.
  */
-export async function restartDeadLetter(ctx: Pick<AppContext, 'db' | 'wake'>, row: SubscriptionRow, logId: number, actor: Actor): Promise<LogRow | undefined> {
-  const queued = await ctx.db.kysely.transaction().execute((trx) => retryDeadLetter(trx, row.id, logId, actor, row.team_id));
+export async function restartDeadLetter(
+  ctx: Pick<AppContext, 'db' | 'wake'>,
+  row: SubscriptionRow,
+  logId: number,
+  actor: Actor,
+): Promise<LogRow | undefined> {
+  const queued = await ctx.db.kysely
+    .transaction()
+    .execute((trx) => retryDeadLetter(trx, row.id, logId, actor, row.team_id));
   if (queued) await wakeDeliveryWorkers(ctx);
   return queued;
 }
@@ -63,7 +83,12 @@ export async function restartDeadLetter(ctx: Pick<AppContext, 'db' | 'wake'>, ro
  * API and `svc webhooks retry` do); a failed entry's next attempt, which waits for its backoff, is
  * made due now instead. Anything else, or an entry whose event has moved on, is refused.
  */
-export async function retryDelivery(ctx: Ctx, row: SubscriptionRow, logId: number, actor: Actor): Promise<'restarted' | 'brought-forward'> {
+export async function retryDelivery(
+  ctx: Ctx,
+  row: SubscriptionRow,
+  logId: number,
+  actor: Actor,
+): Promise<'restarted' | 'brought-forward'> {
   if (!ctx.config.webhooksEnabled) throw new ConflictError(DISABLED_SERVICE);
   if (row.is_active !== 1) throw new ConflictError('The subscription is inactive; re-enable it before retrying.');
   const outcome = await ctx.db.kysely.transaction().execute(async (trx) => {
@@ -78,7 +103,8 @@ export async function retryDelivery(ctx: Ctx, row: SubscriptionRow, logId: numbe
       await retryDeadLetter(trx, row.id, logId, actor, row.team_id);
       return 'restarted' as const;
     }
-    if (entry.status !== 'failed') throw new ConflictError(`Only a failed or dead_letter entry can be retried; this one is ${entry.status}.`);
+    if (entry.status !== 'failed')
+      throw new ConflictError(`Only a failed or dead_letter entry can be retried; this one is ${entry.status}.`);
     const moved = await trx
       .updateTable('webhook_deliveries')
       .set({ next_retry_at: nowIso() })
@@ -89,7 +115,12 @@ export async function retryDelivery(ctx: Ctx, row: SubscriptionRow, logId: numbe
       .returning('id')
       .executeTakeFirst();
     if (!moved) throw new ConflictError('This event has been attempted again since; retry its newest entry instead.');
-    const data = { subscription_id: row.id, event_id: entry.event_id, event_type: entry.event_type, retry_id: Number(moved.id) };
+    const data = {
+      subscription_id: row.id,
+      event_id: entry.event_id,
+      event_type: entry.event_type,
+      retry_id: Number(moved.id),
+    };
     await recordAudit(trx, actor, { teamId: row.team_id, action: 'webhook.delivery.retried', targetId: logId, data });
     return 'brought-forward' as const;
   });

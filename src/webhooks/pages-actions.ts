@@ -41,17 +41,32 @@ export function registerWebhookActions(pages: FastifyInstance, ctx: AppContext) 
     const type = formString(request, 'event_type', { max: 200 });
     const sent = await attempt(() => sendTestEvent(ctx, access.row, type || undefined));
     if (!sent.ok) return showSubscriptionPage(reply, ctx, access, { error: sent.message, status: sent.status });
-    setNotice(reply, `A test ${sent.value.type} event (${sent.value.eventId}) is on its way; its delivery appears in the log below.`);
+    setNotice(
+      reply,
+      `A test ${sent.value.type} event (${sent.value.eventId}) is on its way; its delivery appears in the log below.`,
+    );
     return seeOther(reply, access.path);
   });
 
   pages.post(`${base}deliveries/:log_id/retry/`, async (request, reply) => {
     const access = await webhookSubscription(ctx, request);
     const { log_id: logId } = request.params as { log_id: string };
-    if (!/^\d{1,15}$/.test(logId)) return showSubscriptionPage(reply, ctx, access, { error: 'No entry of this delivery log has that id.', status: 404 });
-    const retried = await attempt(() => retryDelivery(ctx, access.row, Number(logId), requestActor(request, ctx.clientAddresses)));
-    if (!retried.ok) return showSubscriptionPage(reply, ctx, access, { error: retried.message, status: retried.status });
-    setNotice(reply, retried.value === 'restarted' ? 'The event is being delivered again, from attempt 1.' : 'The next attempt is being made now instead of after its wait.');
+    if (!/^\d{1,15}$/.test(logId))
+      return showSubscriptionPage(reply, ctx, access, {
+        error: 'No entry of this delivery log has that id.',
+        status: 404,
+      });
+    const retried = await attempt(() =>
+      retryDelivery(ctx, access.row, Number(logId), requestActor(request, ctx.clientAddresses)),
+    );
+    if (!retried.ok)
+      return showSubscriptionPage(reply, ctx, access, { error: retried.message, status: retried.status });
+    setNotice(
+      reply,
+      retried.value === 'restarted'
+        ? 'The event is being delivered again, from attempt 1.'
+        : 'The next attempt is being made now instead of after its wait.',
+    );
     return seeOther(reply, access.path);
   });
 }

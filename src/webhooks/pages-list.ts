@@ -39,7 +39,11 @@ export interface ShownSecret {
 export function registerWebhookListPage(pages: FastifyInstance, ctx: AppContext, guard: AddressGuard) {
   const db = ctx.db.kysely;
 
-  async function show(reply: FastifyReply, access: WebhookPageContext, extra: { form?: EventsForm; error?: string; status?: number } = {}) {
+  async function show(
+    reply: FastifyReply,
+    access: WebhookPageContext,
+    extra: { form?: EventsForm; error?: string; status?: number } = {},
+  ) {
     const { rows } = await listSubscriptions(db, access.team.id, 1000, 0);
     return renderPage(
       reply,
@@ -65,7 +69,9 @@ export function registerWebhookListPage(pages: FastifyInstance, ctx: AppContext,
     const access = await webhookTeam(ctx, request);
     const form: EventsForm = { url: formString(request, 'url', { max: 2048 }), events: eventsOf(request) };
     if (form.events.length === 0) return show(reply, access, { form, error: NO_EVENTS, status: 400 });
-    const created = await attempt(() => createSubscription(ctx, guard, access.team.id, form, requestActor(request, ctx.clientAddresses)));
+    const created = await attempt(() =>
+      createSubscription(ctx, guard, access.team.id, form, requestActor(request, ctx.clientAddresses)),
+    );
     if (!created.ok) return show(reply, access, { form, error: created.message, status: created.status });
     const path = `${access.webhooks}${created.value.row.id}/`;
     setOnce(reply, path, { secret: created.value.secret, rotated: false } satisfies ShownSecret);

@@ -35,7 +35,12 @@ function statusFilter(request: FastifyRequest): DeliveryStatus | null {
   throw new HttpProblem(400, `Unknown status; choose one of ${LOG_STATUSES.join(', ')}.`);
 }
 
-export async function showSubscriptionPage(reply: FastifyReply, ctx: AppContext, access: SubscriptionPageContext, extra: SubscriptionPageExtra = {}) {
+export async function showSubscriptionPage(
+  reply: FastifyReply,
+  ctx: AppContext,
+  access: SubscriptionPageContext,
+  extra: SubscriptionPageExtra = {},
+) {
   const request = reply.request;
   const db = ctx.db.kysely;
   const view = subscriptionView(access.row);
@@ -62,7 +67,11 @@ export async function showSubscriptionPage(reply: FastifyReply, ctx: AppContext,
       chart: deliveryChartSvg(hours),
       chartSummary: summary(hours),
       legend: Object.entries(OUTCOME_STYLE).map(([outcome, style]) => ({ outcome, label: style.label })),
-      entries: log.entries.map((entry) => ({ ...entry, time: minuteUtc(entry.created_at), next: minuteUtc(entry.next_retry_at, '') })),
+      entries: log.entries.map((entry) => ({
+        ...entry,
+        time: minuteUtc(entry.created_at),
+        next: minuteUtc(entry.next_retry_at, ''),
+      })),
       olderPage: log.next,
       newerPage: log.previous,
       statuses: LOG_STATUSES,
@@ -89,18 +98,37 @@ export function registerSubscriptionPage(pages: FastifyInstance, ctx: AppContext
   pages.post(base, async (request, reply) => {
     const access = await webhookSubscription(ctx, request);
     const form: EventsForm = { url: formString(request, 'url', { max: 2048 }), events: eventsOf(request) };
-    if (form.events.length === 0) return showSubscriptionPage(reply, ctx, access, { form, error: NO_EVENTS, status: 400 });
-    const saved = await attempt(() => updateSubscription(db, guard, access.row, form, ctx.config.baseUrl, requestActor(request, ctx.clientAddresses)));
-    if (!saved.ok) return showSubscriptionPage(reply, ctx, access, { form, error: saved.message, status: saved.status });
+    if (form.events.length === 0)
+      return showSubscriptionPage(reply, ctx, access, { form, error: NO_EVENTS, status: 400 });
+    const saved = await attempt(() =>
+      updateSubscription(db, guard, access.row, form, ctx.config.baseUrl, requestActor(request, ctx.clientAddresses)),
+    );
+    if (!saved.ok)
+      return showSubscriptionPage(reply, ctx, access, { form, error: saved.message, status: saved.status });
     setNotice(reply, 'The webhook has been saved.');
     return seeOther(reply, access.path);
   });
 
-  for (const [action, active] of [['enable', true], ['disable', false]] as const) {
+  for (const [action, active] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const) {
     pages.post(`${base}${action}/`, async (request, reply) => {
       const access = await webhookSubscription(ctx, request);
-      await updateSubscription(db, guard, access.row, { is_active: active }, ctx.config.baseUrl, requestActor(request, ctx.clientAddresses));
-      setNotice(reply, active ? 'The webhook is enabled: new events are delivered to it again.' : 'The webhook is disabled: it receives no events until it is enabled.');
+      await updateSubscription(
+        db,
+        guard,
+        access.row,
+        { is_active: active },
+        ctx.config.baseUrl,
+        requestActor(request, ctx.clientAddresses),
+      );
+      setNotice(
+        reply,
+        active
+          ? 'The webhook is enabled: new events are delivered to it again.'
+          : 'The webhook is disabled: it receives no events until it is enabled.',
+      );
       return seeOther(reply, access.path);
     });
   }

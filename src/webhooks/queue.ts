@@ -15,12 +15,21 @@ import { ConflictError } from '../util/domain-errors.ts';
 import { isoAfter, nowIso } from '../util/time.ts';
 
 /** A due row as a worker claimed it: what its attempt sends, and the lease it holds. */
-export type ClaimedDelivery = Pick<Row<'webhook_deliveries'>, 'id' | 'subscription_id' | 'event_id' | 'event_type' | 'payload' | 'attempt'> & { lease_token: string };
+export type ClaimedDelivery = Pick<
+  Row<'webhook_deliveries'>,
+  'id' | 'subscription_id' | 'event_id' | 'event_type' | 'payload' | 'attempt'
+> & { lease_token: string };
 
 /** What an attempt needs of its subscription (and team), read when its rows are claimed. */
 export type DeliveryTarget = Pick<
   Row<'webhook_subscriptions'>,
-  'id' | 'team_id' | 'url' | 'secret_encrypted' | 'previous_secret_encrypted' | 'previous_secret_expires_at' | 'standard_webhooks'
+  | 'id'
+  | 'team_id'
+  | 'url'
+  | 'secret_encrypted'
+  | 'previous_secret_encrypted'
+  | 'previous_secret_expires_at'
+  | 'standard_webhooks'
 > & { subscription_active: number; team_active: number };
 
 export interface Claim {
@@ -80,7 +89,9 @@ export async function claimDue(db: Connection, limit: number, leaseSeconds: numb
       select c.*, (select row_to_json(x) from (select ${TARGET_COLUMNS_TEXT} from webhook_subscriptions s join teams t on t.id = s.team_id
         where s.id = c.subscription_id) x) as target
       from c order by c.id`;
-    const results = (await db.pool.query(text)) as unknown as QueryResult<ClaimedDelivery & { target: DeliveryTarget | null }>[];
+    const results = (await db.pool.query(text)) as unknown as QueryResult<
+      ClaimedDelivery & { target: DeliveryTarget | null }
+    >[];
     const rows = results[1].rows.map(({ target, ...row }) => {
       if (target) targets.set(target.id, target);
       return row;
@@ -98,7 +109,8 @@ export async function claimDue(db: Connection, limit: number, leaseSeconds: numb
   ).rows;
   if (rows.length === 0) return { rows, targets };
   const ids = JSON.stringify([...new Set(rows.map((row) => row.subscription_id))]);
-  const loaded = await sql<DeliveryTarget>`select ${TARGET_COLUMNS} from webhook_subscriptions s join teams t on t.id = s.team_id
+  const loaded =
+    await sql<DeliveryTarget>`select ${TARGET_COLUMNS} from webhook_subscriptions s join teams t on t.id = s.team_id
     where s.id in (select value from json_each(${ids}))`.execute(db.kysely);
   for (const target of loaded.rows) targets.set(target.id, target);
   return { rows, targets };
@@ -109,7 +121,11 @@ export async function claimDue(db: Connection, limit: number, leaseSeconds: numb
  * any worker can claim them at once instead of after their lease. Only where the lease is still
  * ours (the token matches) and the row is still pending.
  */
-export async function releaseClaims(db: Kysely<Database>, dialect: DialectName, rows: readonly Pick<ClaimedDelivery, 'id' | 'lease_token'>[]): Promise<void> {
+export async function releaseClaims(
+  db: Kysely<Database>,
+  dialect: DialectName,
+  rows: readonly Pick<ClaimedDelivery, 'id' | 'lease_token'>[],
+): Promise<void> {
   if (rows.length === 0) return;
   const json = JSON.stringify(rows.map((row) => ({ id: row.id, token: row.lease_token })));
   const postgres = dialect === 'postgres';
@@ -143,7 +159,10 @@ export interface Schedule {
 export type DeliveryStatus = Row<'webhook_deliveries'>['status'];
 
 /** Where an attempt leaves its row: success, failed (with the next attempt's time) or dead_letter. */
-export function outcomeOf(result: AttemptResult, schedule: Schedule): { status: DeliveryStatus; nextRetryAt: string | null } {
+export function outcomeOf(
+  result: AttemptResult,
+  schedule: Schedule,
+): { status: DeliveryStatus; nextRetryAt: string | null } {
   if (result.ok) return { status: 'success', nextRetryAt: null };
   const attempt = result.delivery.attempt;
   if (!result.attempted || attempt >= schedule.maxRetries) return { status: 'dead_letter', nextRetryAt: null };
@@ -157,7 +176,13 @@ export function outcomeOf(result: AttemptResult, schedule: Schedule): { status: 
  * Starts a fresh cycle (attempt 1, due now) for a dead letter. Only the newest row of that event's
  * cycle can be retried, so two retries of one dead letter cannot start two cycles.
  */
-export async function retryDeadLetter(trx: Executor, subscriptionId: string, logId: number, actor: Actor, teamId: string) {
+export async function retryDeadLetter(
+  trx: Executor,
+  subscriptionId: string,
+  logId: number,
+  actor: Actor,
+  teamId: string,
+) {
   const row = await trx
     .selectFrom('webhook_deliveries')
     .selectAll()
@@ -165,7 +190,8 @@ export async function retryDeadLetter(trx: Executor, subscriptionId: string, log
     .where('subscription_id', '=', subscriptionId)
     .executeTakeFirst();
   if (!row) return undefined;
-  if (row.status !== 'dead_letter') throw new ConflictError(`Only a dead_letter entry can be retried; this one is ${row.status}.`);
+  if (row.status !== 'dead_letter')
+    throw new ConflictError(`Only a dead_letter entry can be retried; this one is ${row.status}.`);
   const newer = await trx
     .selectFrom('webhook_deliveries')
     .select('id')
@@ -174,8 +200,18 @@ export async function retryDeadLetter(trx: Executor, subscriptionId: string, log
     .where('id', '>', row.id)
     .executeTakeFirst();
   if (newer) throw new ConflictError('This event has already been retried; retry its newest entry instead.');
-  const queued = await queueFirstAttempt(trx, { subscription_id: subscriptionId, event_id: row.event_id, event_type: row.event_type, payload: row.payload });
-  const data = { subscription_id: subscriptionId, event_id: row.event_id, event_type: row.event_type, retry_id: queued.id };
+  const queued = await queueFirstAttempt(trx, {
+    subscription_id: subscriptionId,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    payload: row.payload,
+  });
+  const data = {
+    subscription_id: subscriptionId,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    retry_id: queued.id,
+  };
   await recordAudit(trx, actor, { teamId, action: 'webhook.delivery.retried', targetId: logId, data });
   return queued;
 }
@@ -190,12 +226,21 @@ export async function queueFirstAttempt(
   now = nowIso(),
 ) {
   const values = { ...delivery, attempt: 1, status: 'pending' as const, next_retry_at: now, created_at: now };
-  const inserted = await executor.insertInto('webhook_deliveries').values(values).returning('id').executeTakeFirstOrThrow();
+  const inserted = await executor
+    .insertInto('webhook_deliveries')
+    .values(values)
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return { ...values, id: Number(inserted.id), status_code: null, response_body: null, duration_ms: null };
 }
 
 /** Retries every dead letter of a subscription that is the newest entry of its event. */
-export async function retryAllDeadLetters(trx: Executor, subscriptionId: string, actor: Actor, teamId: string): Promise<number> {
+export async function retryAllDeadLetters(
+  trx: Executor,
+  subscriptionId: string,
+  actor: Actor,
+  teamId: string,
+): Promise<number> {
   const dead = await trx
     .selectFrom('webhook_deliveries as d')
     .select('d.id')
@@ -224,9 +269,14 @@ export async function retryAllDeadLetters(trx: Executor, subscriptionId: string,
  * in batches (db/batched-delete.ts): the work is proportional to the rows deleted, not to the
  * number of subscriptions or teams, and no statement holds the writer long.
  */
-export async function purgeDeliveryLogs(db: Executor, retentionDays: number): Promise<{ deliveries: number; events: number }> {
+export async function purgeDeliveryLogs(
+  db: Executor,
+  retentionDays: number,
+): Promise<{ deliveries: number; events: number }> {
   const cutoff = isoAfter(-retentionDays * 86400);
-  const deliveries = await purgeOlderThan(db, 'webhook_deliveries', 'created_at', cutoff, { also: sql`status <> 'pending'` });
+  const deliveries = await purgeOlderThan(db, 'webhook_deliveries', 'created_at', cutoff, {
+    also: sql`status <> 'pending'`,
+  });
   const events = await purgeOlderThan(db, 'events', 'created_at', cutoff);
   return { deliveries, events };
 }

@@ -12,7 +12,10 @@ import { autoDisable } from './auto-disable.ts';
 import { ASYNC_COMMIT, outcomeOf, type AttemptResult } from './queue.ts';
 
 /** One row of the batch as the SQL reads it (JSON: one parameter whatever the batch size). */
-type ResultRow = Pick<Row<'webhook_deliveries'>, 'id' | 'status' | 'next_retry_at' | 'status_code' | 'response_body' | 'duration_ms' | 'created_at'> & {
+type ResultRow = Pick<
+  Row<'webhook_deliveries'>,
+  'id' | 'status' | 'next_retry_at' | 'status_code' | 'response_body' | 'duration_ms' | 'created_at'
+> & {
   /** The lease token the row must still hold for the result to be written. */
   token: string;
 };
@@ -59,7 +62,9 @@ function updateDeliveries(postgres: boolean, json: string, returning = postgres 
  * one statement. Counters are locked in id order (ORDER BY … FOR UPDATE), as in the transactional
  * path.
  */
-const succeededOnly = (json: string) => sql`with done as (${updateDeliveries(true, json, sql`d.id, d.subscription_id`)}),
+const succeededOnly = (
+  json: string,
+) => sql`with done as (${updateDeliveries(true, json, sql`d.id, d.subscription_id`)}),
     reset as (update webhook_subscriptions set consecutive_failures = 0 where id in (
       select id from webhook_subscriptions where id in (select subscription_id from done) and consecutive_failures <> 0
       order by id for update))
@@ -91,7 +96,9 @@ export async function writeResults(ctx: AppContext, results: readonly AttemptRes
     const written = new Set((updated.rows as { id: number | string }[]).map((row) => Number(row.id)));
     if (written.size === 0) return new Set<string>();
     const mine = results.filter((result) => written.has(result.delivery.id));
-    const failedIds = mine.filter((result) => result.attempted && !result.ok && result.delivery.attempt < settings.maxRetries).map((r) => r.delivery.id);
+    const failedIds = mine
+      .filter((result) => result.attempted && !result.ok && result.delivery.attempt < settings.maxRetries)
+      .map((r) => r.delivery.id);
     if (failedIds.length > 0) await queueNextAttempts(trx, postgres, failedIds);
     return countFailures(ctx, trx, mine);
   });
@@ -100,7 +107,9 @@ export async function writeResults(ctx: AppContext, results: readonly AttemptRes
 /** The next attempt of each failed row: a copy of it, pending, due when its result said. */
 async function queueNextAttempts(trx: Executor, postgres: boolean, ids: number[]): Promise<void> {
   const list = JSON.stringify(ids);
-  const inList = postgres ? sql`select value::integer from json_array_elements_text(${list}::json)` : sql`select value from json_each(${list})`;
+  const inList = postgres
+    ? sql`select value::integer from json_array_elements_text(${list}::json)`
+    : sql`select value from json_each(${list})`;
   await sql`insert into webhook_deliveries (subscription_id, event_id, event_type, payload, attempt, status, next_retry_at, created_at)
     select subscription_id, event_id, event_type, payload, attempt + 1, 'pending', next_retry_at, created_at
     from webhook_deliveries where id in (${inList}) and status = 'failed' order by id`.execute(trx);
@@ -112,7 +121,11 @@ async function queueNextAttempts(trx: Executor, postgres: boolean, ids: number[]
  * brings it to SERVICE_WEBHOOKS_AUTO_DISABLE_AFTER, or by a 410 Gone answer. Subscriptions are updated in id order (the
  * results are sorted), so concurrent workers on PostgreSQL cannot deadlock on them.
  */
-async function countFailures(ctx: AppContext, trx: Transaction<Database>, results: readonly AttemptResult[]): Promise<Set<string>> {
+async function countFailures(
+  ctx: AppContext,
+  trx: Transaction<Database>,
+  results: readonly AttemptResult[],
+): Promise<Set<string>> {
   const disabled = new Set<string>();
   const postgres = ctx.db.dialect === 'postgres';
   const runs = new Map<string, { succeeded: boolean; failures: number; gone: boolean }>();
@@ -131,13 +144,19 @@ async function countFailures(ctx: AppContext, trx: Transaction<Database>, result
   const resets = [...runs].filter(([, run]) => run.failures === 0).map(([id]) => id);
   if (resets.length > 0) {
     const list = JSON.stringify(resets);
-    const inList = postgres ? sql`select json_array_elements_text(${list}::json)` : sql`select value from json_each(${list})`;
-    await sql`update webhook_subscriptions set consecutive_failures = 0 where id in (${inList}) and consecutive_failures <> 0`.execute(trx);
+    const inList = postgres
+      ? sql`select json_array_elements_text(${list}::json)`
+      : sql`select value from json_each(${list})`;
+    await sql`update webhook_subscriptions set consecutive_failures = 0 where id in (${inList}) and consecutive_failures <> 0`.execute(
+      trx,
+    );
   }
   for (const [subscriptionId, run] of runs) {
     if (run.failures === 0) continue;
     const counted = (
-      await sql<Pick<Row<'webhook_subscriptions'>, 'consecutive_failures' | 'is_active' | 'team_id' | 'url'>>`update webhook_subscriptions
+      await sql<
+        Pick<Row<'webhook_subscriptions'>, 'consecutive_failures' | 'is_active' | 'team_id' | 'url'>
+      >`update webhook_subscriptions
         set consecutive_failures = ${run.succeeded ? sql`0` : sql`consecutive_failures`} + ${run.failures}
         where id = ${subscriptionId} returning consecutive_failures, is_active, team_id, url`.execute(trx)
     ).rows[0];
@@ -146,7 +165,9 @@ async function countFailures(ctx: AppContext, trx: Transaction<Database>, result
     if (counted.is_active !== 1 || (!run.gone && counted.consecutive_failures < threshold)) continue;
     // The count at the failure that reached the threshold (one by one, that failure disabled it).
     const before = counted.consecutive_failures - run.failures;
-    const cause = run.gone ? { gone: true as const, failures: counted.consecutive_failures } : { failures: Math.max(before + 1, threshold) };
+    const cause = run.gone
+      ? { gone: true as const, failures: counted.consecutive_failures }
+      : { failures: Math.max(before + 1, threshold) };
     if (await autoDisable(ctx, trx, subscriptionId, counted, cause)) disabled.add(subscriptionId);
   }
   return disabled;
@@ -243,7 +264,10 @@ export class ResultWriter {
     // Stable sort: one subscription's results stay in the order they finished.
     batch.sort((a, b) => compare(a.result.delivery.subscription_id, b.result.delivery.subscription_id));
     try {
-      const disabled = await writeResults(this.#ctx, batch.map((item) => item.result));
+      const disabled = await writeResults(
+        this.#ctx,
+        batch.map((item) => item.result),
+      );
       for (const item of batch) item.resolve(disabled.has(item.result.delivery.subscription_id));
     } catch {
       // One bad result (or a lock conflict) must not cost the others: write them one by one. A row

@@ -4,7 +4,11 @@
 const MAX_SECONDS = 24 * 3600;
 
 /** Seconds from `now` (ms) the next attempt must wait, or null (another status, or no usable value). */
-export function retryAfterSeconds(statusCode: number, value: string | string[] | undefined, now: number): number | null {
+export function retryAfterSeconds(
+  statusCode: number,
+  value: string | string[] | undefined,
+  now: number,
+): number | null {
   if ((statusCode !== 429 && statusCode !== 503) || value === undefined) return null;
   const text = (Array.isArray(value) ? value[0] : value).trim();
   let seconds: number;

@@ -4,20 +4,33 @@
 // openapi-typescript and webhook platforms can import what receivers get. It is served whatever
 // SERVICE_API_DOCS_PUBLIC says: it tells no more than the public event catalog and docs/webhooks.md.
 import type { AppContext, TypedApp } from '../app-context.ts';
-import { EVENT_CATALOG_PATH, EVENT_NAMES, EVENT_TYPES, envelopeSchemas, exampleEnvelope, type EventType } from '../events/index.ts';
+import {
+  EVENT_CATALOG_PATH,
+  EVENT_NAMES,
+  EVENT_TYPES,
+  envelopeSchemas,
+  exampleEnvelope,
+  type EventType,
+} from '../events/index.ts';
 
 export const WEBHOOKS_DOCUMENT_PATH = '/api/schema/webhooks/';
 
-type Header = { name: string; required: boolean; description: string; schema: Record<string, unknown>; example: string };
+type Header = {
+  name: string;
+  required: boolean;
+  description: string;
+  schema: Record<string, unknown>;
+  example: string;
+};
 
 const HEADERS: Record<string, Header> = {
   ServiceSignature: {
     name: 'X-Service-Signature',
     required: true,
     description:
-      'The service\'s own signature: `t=<Unix seconds when the attempt was prepared>,v1=<hex HMAC-SHA256>`, the HMAC keyed ' +
+      "The service's own signature: `t=<Unix seconds when the attempt was prepared>,v1=<hex HMAC-SHA256>`, the HMAC keyed " +
       'with the subscription secret string exactly as shown at creation or rotation (its UTF-8 bytes) over `<t>.<raw body>`. ' +
-      'During a rotation\'s overlap two `v1` values follow, the new secret\'s first. Compare in constant time; refuse a `t` ' +
+      "During a rotation's overlap two `v1` values follow, the new secret's first. Compare in constant time; refuse a `t` " +
       'more than 5 minutes from your clock.',
     schema: { type: 'string', pattern: '^t=[0-9]+(,v1=[0-9a-f]{64})+$' },
     example: 't=1795323600,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd',
@@ -25,14 +38,16 @@ const HEADERS: Record<string, Header> = {
   WebhookId: {
     name: 'webhook-id',
     required: false,
-    description: 'Standard Webhooks: the envelope\'s `id`, the same on every attempt. Absent when the subscription has `standard_webhooks: false`.',
+    description:
+      "Standard Webhooks: the envelope's `id`, the same on every attempt. Absent when the subscription has `standard_webhooks: false`.",
     schema: { type: 'string' },
     example: 'evt_3b0c4f8e-5d7a-4a53-9d3e-2a8f0f2f7c11',
   },
   WebhookTimestamp: {
     name: 'webhook-timestamp',
     required: false,
-    description: 'Standard Webhooks: the attempt\'s Unix seconds (the `t` of X-Service-Signature). Absent when the subscription has `standard_webhooks: false`.',
+    description:
+      "Standard Webhooks: the attempt's Unix seconds (the `t` of X-Service-Signature). Absent when the subscription has `standard_webhooks: false`.",
     schema: { type: 'string', pattern: '^[0-9]+$' },
     example: '1795323600',
   },
@@ -41,22 +56,22 @@ const HEADERS: Record<string, Header> = {
     required: false,
     description:
       'Standard Webhooks: `v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the ' +
-      'base64-decoded subscription secret (a Standard Webhooks library takes `whsec_` + the secret). During a rotation\'s ' +
-      'overlap two signatures, space-separated, the new secret\'s first. Absent when the subscription has `standard_webhooks: false`.',
+      "base64-decoded subscription secret (a Standard Webhooks library takes `whsec_` + the secret). During a rotation's " +
+      "overlap two signatures, space-separated, the new secret's first. Absent when the subscription has `standard_webhooks: false`.",
     schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$' },
     example: 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
   },
   ServiceEvent: {
     name: 'X-Service-Event',
     required: true,
-    description: 'The event type (the envelope\'s `type`).',
+    description: "The event type (the envelope's `type`).",
     schema: { type: 'string' },
     example: 'team.member.added',
   },
   ServiceEventId: {
     name: 'X-Service-Event-Id',
     required: true,
-    description: 'The envelope\'s `id`.',
+    description: "The envelope's `id`.",
     schema: { type: 'string' },
     example: 'evt_3b0c4f8e-5d7a-4a53-9d3e-2a8f0f2f7c11',
   },
@@ -79,15 +94,18 @@ function operation(type: EventType) {
     parameters: Object.keys(HEADERS).map((key) => ({ $ref: `#/components/parameters/${key}` })),
     requestBody: {
       required: true,
-      description: 'The event, serialised once: every attempt sends the same bytes. Verify the signature over the raw body before parsing it.',
-      content: { 'application/json': { schema: { $ref: `#/components/schemas/${type}` }, example: exampleEnvelope(type) } },
+      description:
+        'The event, serialised once: every attempt sends the same bytes. Verify the signature over the raw body before parsing it.',
+      content: {
+        'application/json': { schema: { $ref: `#/components/schemas/${type}` }, example: exampleEnvelope(type) },
+      },
     },
     responses: {
       '2XX': { description: 'Received: the delivery succeeded. Answer fast and do slow work afterwards.' },
       default: {
         description:
           'Any other answer, a redirect, or no answer within the delivery timeout is a failure: the event is sent again ' +
-          'on the retry schedule. Deduplicate on the envelope\'s `id`: delivery is at least once.',
+          "on the retry schedule. Deduplicate on the envelope's `id`: delivery is at least once.",
       },
     },
   };
@@ -107,12 +125,18 @@ export function webhooksDocument(baseUrl: string) {
     webhooks: Object.fromEntries(EVENT_NAMES.map((type) => [type, { post: operation(type) }])),
     components: {
       schemas: envelopeSchemas(),
-      parameters: Object.fromEntries(Object.entries(HEADERS).map(([key, header]) => [key, { in: 'header', ...header }])),
+      parameters: Object.fromEntries(
+        Object.entries(HEADERS).map(([key, header]) => [key, { in: 'header', ...header }]),
+      ),
     },
   };
 }
 
 export function registerWebhooksDocument(app: TypedApp, { config }: AppContext) {
   let document: ReturnType<typeof webhooksDocument> | undefined;
-  app.get(WEBHOOKS_DOCUMENT_PATH, { schema: { hide: true } }, async () => (document ??= webhooksDocument(config.baseUrl)));
+  app.get(
+    WEBHOOKS_DOCUMENT_PATH,
+    { schema: { hide: true } },
+    async () => (document ??= webhooksDocument(config.baseUrl)),
+  );
 }

@@ -14,8 +14,13 @@ const subscriptionFields = {
   url: Type.String(),
   events: Type.Array(Type.String()),
   is_active: Type.Boolean(),
-  standard_webhooks: Type.Boolean({ description: 'Deliveries also carry the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature)' }),
-  disabled_at: Type.Union([DateTime, Type.Null()], { description: 'When it was disabled automatically; null once re-enabled' }),
+  standard_webhooks: Type.Boolean({
+    description:
+      'Deliveries also carry the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature)',
+  }),
+  disabled_at: Type.Union([DateTime, Type.Null()], {
+    description: 'When it was disabled automatically; null once re-enabled',
+  }),
   disabled_reason: Type.Union([Type.String(), Type.Null()]),
   created_at: DateTime,
   updated_at: DateTime,
@@ -45,14 +50,29 @@ export const LogEntry = Type.Object(
 );
 
 export const TeamParams = Type.Object({ team_id: Type.String({ description: 'Team UUID' }) });
-export const SubscriptionParams = Type.Object({ team_id: Type.String(), id: Type.String({ description: 'Subscription UUID' }) });
-export const LogParams = Type.Object({ team_id: Type.String(), id: Type.String(), log_id: Type.String({ description: 'Log entry id' }) });
-const UrlField = Type.String({ maxLength: 2048, description: 'Absolute https:// URL; must reach the public Internet' });
-const EventsField = Type.Array(Type.String({ maxLength: 200 }), { maxItems: 100, description: 'Event names, or ["*"] for all' });
-const StandardWebhooksField = Type.Boolean({
-  description: 'Also send the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature); default true. The body is the same either way',
+export const SubscriptionParams = Type.Object({
+  team_id: Type.String(),
+  id: Type.String({ description: 'Subscription UUID' }),
 });
-export const CreateBody = Type.Object({ url: UrlField, events: EventsField, standard_webhooks: Type.Optional(StandardWebhooksField) });
+export const LogParams = Type.Object({
+  team_id: Type.String(),
+  id: Type.String(),
+  log_id: Type.String({ description: 'Log entry id' }),
+});
+const UrlField = Type.String({ maxLength: 2048, description: 'Absolute https:// URL; must reach the public Internet' });
+const EventsField = Type.Array(Type.String({ maxLength: 200 }), {
+  maxItems: 100,
+  description: 'Event names, or ["*"] for all',
+});
+const StandardWebhooksField = Type.Boolean({
+  description:
+    'Also send the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature); default true. The body is the same either way',
+});
+export const CreateBody = Type.Object({
+  url: UrlField,
+  events: EventsField,
+  standard_webhooks: Type.Optional(StandardWebhooksField),
+});
 export const PatchBody = Type.Object({
   url: Type.Optional(UrlField),
   events: Type.Optional(EventsField),
@@ -67,4 +87,6 @@ export const LogQuery = Type.Object({
 });
 export const TestBody = Type.Union([Type.Object({ event_type: Type.Optional(Type.String()) }), Type.Null()]);
 
-export const notFoundResponse = { 404: { ...ProblemRef, description: 'Unknown team or subscription, or not a member' } };
+export const notFoundResponse = {
+  404: { ...ProblemRef, description: 'Unknown team or subscription, or not a member' },
+};

@@ -82,7 +82,12 @@ export function signatureHeader(keysInOrder: readonly HmacKey[], timestamp: numb
 }
 
 /** The webhook-signature value: `v1,<base64>` per key (keys from hmacKey(secret, 'base64')), space-separated. */
-export function standardSignatureHeader(keysInOrder: readonly HmacKey[], id: string, timestamp: number, body: string): string {
+export function standardSignatureHeader(
+  keysInOrder: readonly HmacKey[],
+  id: string,
+  timestamp: number,
+  body: string,
+): string {
   let header = '';
   for (const key of keysInOrder) header += `${header ? ' ' : ''}v1,${hmac(key, `${id}.${timestamp}.`, body, 'base64')}`;
   return header;

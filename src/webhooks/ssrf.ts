@@ -106,7 +106,10 @@ export class AddressGuard {
    * them; any refused answer refuses the URL). Throws SsrfRefusal with a reason.
    */
   async addressesFor(hostname: string): Promise<string[]> {
-    const host = hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
+    const host = hostname
+      .replace(/^\[|\]$/g, '')
+      .toLowerCase()
+      .replace(/\.$/, '');
     if (net.isIP(host)) {
       const refusal = this.refusalFor(host);
       if (refusal) throw new SsrfRefusal(`The host ${refusal}`);
@@ -135,7 +138,10 @@ export class AddressGuard {
           if (error.code === dns.NODATA || error.code === dns.NOTFOUND) return [] as string[];
           throw error;
         });
-      const [v4, v6] = await Promise.all([settle(this.#resolver.resolve4(host)), settle(this.#resolver.resolve6(host))]);
+      const [v4, v6] = await Promise.all([
+        settle(this.#resolver.resolve4(host)),
+        settle(this.#resolver.resolve6(host)),
+      ]);
       return [...v4, ...v6];
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;

@@ -6,7 +6,16 @@ import { requestActor } from '../audit/actor.ts';
 import { pageEnvelope, pageRequest } from '../http/pagination.ts';
 import { PageOf, PageQuery, ProblemRef, authErrors } from '../http/schemas.ts';
 import { managedSubscription, managedTeam } from './access.ts';
-import { CreateBody, PatchBody, READ, SubscriptionParams, TAGS, TeamParams, WRITE, notFoundResponse } from './schemas.ts';
+import {
+  CreateBody,
+  PatchBody,
+  READ,
+  SubscriptionParams,
+  TAGS,
+  TeamParams,
+  WRITE,
+  notFoundResponse,
+} from './schemas.ts';
 import type { AddressGuard } from './ssrf.ts';
 import {
   createSubscription,
@@ -31,12 +40,24 @@ export function registerSubscriptionRoutes(app: TypedApp, ctx: AppContext, guard
         tags: TAGS,
         params: TeamParams,
         body: CreateBody,
-        response: { 201: Type.Ref('WebhookSubscriptionWithSecret'), 400: ProblemRef, ...authErrors, ...notFoundResponse, 409: { ...ProblemRef, description: 'Subscription cap reached' } },
+        response: {
+          201: Type.Ref('WebhookSubscriptionWithSecret'),
+          400: ProblemRef,
+          ...authErrors,
+          ...notFoundResponse,
+          409: { ...ProblemRef, description: 'Subscription cap reached' },
+        },
       },
     },
     async (request, reply) => {
       const team = await managedTeam(db.kysely, request, request.params.team_id);
-      const { row, secret } = await createSubscription(ctx, guard, team.id, request.body, requestActor(request, ctx.clientAddresses));
+      const { row, secret } = await createSubscription(
+        ctx,
+        guard,
+        team.id,
+        request.body,
+        requestActor(request, ctx.clientAddresses),
+      );
       reply.code(201);
       return { ...subscriptionView(row), secret };
     },
@@ -93,7 +114,16 @@ export function registerSubscriptionRoutes(app: TypedApp, ctx: AppContext, guard
     },
     async (request) => {
       const row = await managedSubscription(db.kysely, request, request.params);
-      return subscriptionView(await updateSubscription(db.kysely, guard, row, request.body, config.baseUrl, requestActor(request, ctx.clientAddresses)));
+      return subscriptionView(
+        await updateSubscription(
+          db.kysely,
+          guard,
+          row,
+          request.body,
+          config.baseUrl,
+          requestActor(request, ctx.clientAddresses),
+        ),
+      );
     },
   );
 
@@ -110,7 +140,11 @@ export function registerSubscriptionRoutes(app: TypedApp, ctx: AppContext, guard
       },
     },
     async (request, reply) => {
-      await deleteSubscription(db.kysely, await managedSubscription(db.kysely, request, request.params), requestActor(request, ctx.clientAddresses));
+      await deleteSubscription(
+        db.kysely,
+        await managedSubscription(db.kysely, request, request.params),
+        requestActor(request, ctx.clientAddresses),
+      );
       reply.code(204);
       return null;
     },
@@ -129,7 +163,11 @@ export function registerSubscriptionRoutes(app: TypedApp, ctx: AppContext, guard
       },
     },
     async (request) => {
-      const { row, secret } = await rotateSecret(ctx, await managedSubscription(db.kysely, request, request.params), requestActor(request, ctx.clientAddresses));
+      const { row, secret } = await rotateSecret(
+        ctx,
+        await managedSubscription(db.kysely, request, request.params),
+        requestActor(request, ctx.clientAddresses),
+      );
       return { ...subscriptionView(row), secret };
     },
   );

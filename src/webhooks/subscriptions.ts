@@ -63,7 +63,10 @@ export function normaliseEvents(events: readonly string[], baseUrl: string): str
   if (events.includes('*')) return ['*'];
   const unknown = [...new Set(events.filter((name) => !isEventType(name)))];
   if (unknown.length > 0) {
-    throw invalidField('events', `Unknown event type${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}. The event types are listed at ${baseUrl}${EVENT_CATALOG_PATH}.`);
+    throw invalidField(
+      'events',
+      `Unknown event type${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}. The event types are listed at ${baseUrl}${EVENT_CATALOG_PATH}.`,
+    );
   }
   return [...new Set(events)];
 }
@@ -81,7 +84,12 @@ export async function checkedUrl(guard: AddressGuard, value: string): Promise<st
 }
 
 export async function findSubscription(db: Executor, teamId: string, id: string): Promise<SubscriptionRow | undefined> {
-  return db.selectFrom('webhook_subscriptions').selectAll().where('id', '=', id.toLowerCase()).where('team_id', '=', teamId).executeTakeFirst();
+  return db
+    .selectFrom('webhook_subscriptions')
+    .selectAll()
+    .where('id', '=', id.toLowerCase())
+    .where('team_id', '=', teamId)
+    .executeTakeFirst();
 }
 
 export async function listSubscriptions(db: Executor, teamId: string, limit: number, offset: number) {
@@ -105,7 +113,8 @@ export async function createSubscription(
   const secretKey = ctx.config.secretKey!;
   return ctx.db.kysely.transaction().execute(async (trx) => {
     // Serialises concurrent creations for one team so the cap holds (SQLite serialises anyway).
-    if (ctx.db.dialect === 'postgres') await trx.selectFrom('teams').select('id').where('id', '=', teamId).forUpdate().execute();
+    if (ctx.db.dialect === 'postgres')
+      await trx.selectFrom('teams').select('id').where('id', '=', teamId).forUpdate().execute();
     const { count } = await trx
       .selectFrom('webhook_subscriptions')
       .select((eb) => eb.fn.countAll<number>().as('count'))
@@ -133,7 +142,12 @@ export async function createSubscription(
       updated_at: now,
     };
     await trx.insertInto('webhook_subscriptions').values(row).execute();
-    await recordAudit(trx, actor, { teamId, action: 'webhook.subscription.created', targetId: id, data: { url, events } });
+    await recordAudit(trx, actor, {
+      teamId,
+      action: 'webhook.subscription.created',
+      targetId: id,
+      data: { url, events },
+    });
     return { row, secret };
   });
 }
@@ -161,7 +175,12 @@ export async function updateSubscription(
   if (patch.standard_webhooks !== undefined) changes.standard_webhooks = patch.standard_webhooks ? 1 : 0;
   if (Object.keys(changes).length === 0) return row;
   changes.updated_at = nowIso();
-  const before = { url: row.url, events: JSON.parse(row.events) as string[], is_active: row.is_active === 1, standard_webhooks: row.standard_webhooks === 1 };
+  const before = {
+    url: row.url,
+    events: JSON.parse(row.events) as string[],
+    is_active: row.is_active === 1,
+    standard_webhooks: row.standard_webhooks === 1,
+  };
   const after = {
     url: changes.url,
     events: changes.events === undefined ? undefined : (JSON.parse(changes.events) as string[]),
@@ -171,7 +190,13 @@ export async function updateSubscription(
   await db.transaction().execute(async (trx) => {
     await trx.updateTable('webhook_subscriptions').set(changes).where('id', '=', row.id).execute();
     const changed = changedFields(before, after);
-    if (Object.keys(changed).length > 0) await recordAudit(trx, actor, { teamId: row.team_id, action: 'webhook.subscription.updated', targetId: row.id, data: changed });
+    if (Object.keys(changed).length > 0)
+      await recordAudit(trx, actor, {
+        teamId: row.team_id,
+        action: 'webhook.subscription.updated',
+        targetId: row.id,
+        data: changed,
+      });
   });
   return { ...row, ...changes };
 }
@@ -183,12 +208,21 @@ export async function deleteSubscription(db: Kysely<Database>, row: Subscription
   await db.transaction().execute(async (trx) => {
     await trx.deleteFrom('webhook_deliveries').where('subscription_id', '=', row.id).execute();
     await trx.deleteFrom('webhook_subscriptions').where('id', '=', row.id).execute();
-    await recordAudit(trx, actor, { teamId: row.team_id, action: 'webhook.subscription.deleted', targetId: row.id, data: { url: row.url, events: JSON.parse(row.events) } });
+    await recordAudit(trx, actor, {
+      teamId: row.team_id,
+      action: 'webhook.subscription.deleted',
+      targetId: row.id,
+      data: { url: row.url, events: JSON.parse(row.events) },
+    });
   });
 }
 
 /** A new secret; the old one keeps signing (as a second v1) for SERVICE_WEBHOOKS_SECRET_OVERLAP_HOURS. */
-export async function rotateSecret(ctx: Pick<AppContext, 'config' | 'db'>, row: SubscriptionRow, actor: Actor): Promise<{ row: SubscriptionRow; secret: string }> {
+export async function rotateSecret(
+  ctx: Pick<AppContext, 'config' | 'db'>,
+  row: SubscriptionRow,
+  actor: Actor,
+): Promise<{ row: SubscriptionRow; secret: string }> {
   const secretKey = ctx.config.secretKey!;
   const secret = newSecret();
   const overlap = ctx.config.webhooks.secretOverlapHours;

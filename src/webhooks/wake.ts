@@ -16,7 +16,8 @@ export const WAKE_EVENT = 'webhooks';
  */
 export async function wakeDeliveryWorkers(ctx: Pick<AppContext, 'wake' | 'db'>): Promise<void> {
   ctx.wake.emit(WAKE_EVENT);
-  if (ctx.db.dialect === 'postgres') await ctx.db.pool?.query('select pg_notify($1, $2)', [WAKE_CHANNEL, '']).catch(() => {});
+  if (ctx.db.dialect === 'postgres')
+    await ctx.db.pool?.query('select pg_notify($1, $2)', [WAKE_CHANNEL, '']).catch(() => {});
 }
 
 const LISTEN_RETRY_MS = 5_000;

@@ -11,7 +11,8 @@ export interface PeriodicOptions {
   failed?(ctx: AppContext, error: unknown): void;
 }
 
-const failedOnStderr = (name: string) => (_ctx: AppContext, error: unknown) => process.stderr.write(`${name}: ${(error as Error).message}\n`);
+const failedOnStderr = (name: string) => (_ctx: AppContext, error: unknown) =>
+  process.stderr.write(`${name}: ${(error as Error).message}\n`);
 
 /** A failed round (the database briefly away) is reported and the work tried again at the next interval. */
 export function periodic({ name, intervalMs, round, failed = failedOnStderr(name) }: PeriodicOptions): WorkerTask {

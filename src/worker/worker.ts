@@ -32,7 +32,12 @@ export function startWorker(ctx: AppContext, tasks: readonly WorkerTask[]): Runn
 }
 
 /** Resolves after `ms`, or at once when the signal aborts or `wake` fires. */
-export function sleep(ms: number, signal: AbortSignal, wake?: { once(event: string, fn: () => void): unknown; off(event: string, fn: () => void): unknown }, event = 'wake'): Promise<void> {
+export function sleep(
+  ms: number,
+  signal: AbortSignal,
+  wake?: { once(event: string, fn: () => void): unknown; off(event: string, fn: () => void): unknown },
+  event = 'wake',
+): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
     const done = () => {

@@ -22,7 +22,12 @@ export async function linkInMail(t: TestApp, to: string, path: string): Promise<
 }
 
 export function codeFor(secret: string, offsetSteps = 0): string {
-  return new TOTP({ secret: Secret.fromBase32(secret.replace(/\s+/g, '')), digits: 6, period: 30, algorithm: 'SHA1' }).generate({ timestamp: Date.now() + offsetSteps * 30_000 });
+  return new TOTP({
+    secret: Secret.fromBase32(secret.replace(/\s+/g, '')),
+    digits: 6,
+    period: 30,
+    algorithm: 'SHA1',
+  }).generate({ timestamp: Date.now() + offsetSteps * 30_000 });
 }
 
 /** Enrols TOTP through the MFA page; returns the secret, the code used, and the recovery codes shown once. */

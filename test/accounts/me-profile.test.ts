@@ -27,23 +27,45 @@ describe('PATCH /api/v1/me/', () => {
   const patch = (payload: unknown, credential = token) =>
     t.inject({ method: 'PATCH', url: '/api/v1/me/', headers: bearer(credential), payload: payload as object });
   const profileEvents = async () =>
-    (await t.ctx.db.kysely.selectFrom('events').selectAll().where('type', '=', 'user.profile.updated').orderBy('team_id').execute()).map((row) => ({
+    (
+      await t.ctx.db.kysely
+        .selectFrom('events')
+        .selectAll()
+        .where('type', '=', 'user.profile.updated')
+        .orderBy('team_id')
+        .execute()
+    ).map((row) => ({
       ...row,
       data: JSON.parse(row.data),
     }));
-  const userRow = () => t.ctx.db.kysely.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow();
+  const userRow = () =>
+    t.ctx.db.kysely.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow();
 
   it('a real change returns the profile and emits one event per active team, with the exact data', async () => {
-    const res = await patch({ last_name: '  Lovelace ', display_name: 'Ada L.' , first_name: 'Ada' });
+    const res = await patch({ last_name: '  Lovelace ', display_name: 'Ada L.', first_name: 'Ada' });
     assert.equal(res.statusCode, 200);
-    assert.deepEqual(res.json(), { id: user.id, email: user.email, first_name: 'Ada', last_name: 'Lovelace', display_name: 'Ada L.' });
+    assert.deepEqual(res.json(), {
+      id: user.id,
+      email: user.email,
+      first_name: 'Ada',
+      last_name: 'Lovelace',
+      display_name: 'Ada L.',
+    });
     const row = await userRow();
     assert.equal(row.last_name, 'Lovelace');
     const emitted = await profileEvents();
-    assert.deepEqual(emitted.map((e) => e.team_id), teams.active, 'one per active team, none for the inactive one');
+    assert.deepEqual(
+      emitted.map((e) => e.team_id),
+      teams.active,
+      'one per active team, none for the inactive one',
+    );
     for (const event of emitted) {
       assert.match(event.id, /^evt_/);
-      assert.deepEqual(event.data, { user_id: user.id, changed_fields: ['last_name', 'display_name'], updated_at: row.updated_at });
+      assert.deepEqual(event.data, {
+        user_id: user.id,
+        changed_fields: ['last_name', 'display_name'],
+        updated_at: row.updated_at,
+      });
     }
     const me = await t.inject({ url: '/api/v1/me/', headers: bearer(token) });
     assert.equal(me.json().display_name, 'Ada L.');
@@ -128,23 +150,44 @@ describe('PATCH /api/v1/me/ over real HTTP: concurrent updates of different name
     // Three clients of the same user (a script, a CLI, an integration), each with a token of its own.
     const tokens = await Promise.all([0, 1, 2].map(() => t.token(user.id, ['read:profile', 'write:profile'])));
     const send = (token: string, body: Record<string, string>) =>
-      fetch(`${base}/api/v1/me/`, { method: 'PATCH', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`${base}/api/v1/me/`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     for (let round = 1; round <= 10; round++) {
       const wanted = { first_name: `First ${round}`, last_name: `Last ${round}`, display_name: `Display ${round}` };
-      const answers = await Promise.all(Object.entries(wanted).map(([field, value], i) => send(tokens[i], { [field]: value })));
+      const answers = await Promise.all(
+        Object.entries(wanted).map(([field, value], i) => send(tokens[i], { [field]: value })),
+      );
       const bodies = await Promise.all(answers.map((res) => res.json()));
-      assert.deepEqual(answers.map((res) => res.status), [200, 200, 200], JSON.stringify(bodies));
+      assert.deepEqual(
+        answers.map((res) => res.status),
+        [200, 200, 200],
+        JSON.stringify(bodies),
+      );
       // Each answer shows its own change (and whatever the others committed before it).
       Object.entries(wanted).forEach(([field, value], i) => assert.equal(bodies[i][field], value));
       const me = await fetch(`${base}/api/v1/me/`, { headers: { authorization: `Bearer ${tokens[0]}` } });
       assert.deepEqual(await me.json(), { id: user.id, email: user.email, ...wanted }, `round ${round}`);
-      const row = await t.ctx.db.kysely.selectFrom('users').select(['first_name', 'last_name', 'display_name']).where('id', '=', user.id).executeTakeFirstOrThrow();
+      const row = await t.ctx.db.kysely
+        .selectFrom('users')
+        .select(['first_name', 'last_name', 'display_name'])
+        .where('id', '=', user.id)
+        .executeTakeFirstOrThrow();
       assert.deepEqual({ ...row }, wanted, `round ${round}: stored`);
     }
     // One user.profile.updated per change, each naming only its own field.
-    const events = await t.ctx.db.kysely.selectFrom('events').select('data').where('type', '=', 'user.profile.updated').execute();
+    const events = await t.ctx.db.kysely
+      .selectFrom('events')
+      .select('data')
+      .where('type', '=', 'user.profile.updated')
+      .execute();
     const changed = events.map((event) => JSON.parse(event.data).changed_fields);
     assert.equal(changed.length, 30);
-    assert.ok(changed.every((fields: string[]) => fields.length === 1), JSON.stringify(changed));
+    assert.ok(
+      changed.every((fields: string[]) => fields.length === 1),
+      JSON.stringify(changed),
+    );
   });
 });

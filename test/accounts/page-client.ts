@@ -18,7 +18,10 @@ export class PageClient {
 
   cookieHeader(url: string): string {
     const path = url.split('?')[0];
-    return [...this.jar].filter(([, c]) => path.startsWith(c.path)).map(([name, c]) => `${name}=${c.value}`).join('; ');
+    return [...this.jar]
+      .filter(([, c]) => path.startsWith(c.path))
+      .map(([name, c]) => `${name}=${c.value}`)
+      .join('; ');
   }
 
   #absorb(res: LightMyRequestResponse) {
@@ -31,7 +34,10 @@ export class PageClient {
       const path = attrs.find((a) => /^path=/i.test(a))?.slice(5) ?? '/';
       const maxAge = attrs.find((a) => /^max-age=/i.test(a));
       const expires = attrs.find((a) => /^expires=/i.test(a));
-      const dead = value === '' || (maxAge && Number(maxAge.slice(8)) <= 0) || (expires && Date.parse(expires.slice(8)) <= Date.now());
+      const dead =
+        value === '' ||
+        (maxAge && Number(maxAge.slice(8)) <= 0) ||
+        (expires && Date.parse(expires.slice(8)) <= Date.now());
       if (dead) this.jar.delete(name);
       else this.jar.set(name, { value, path });
     }
@@ -53,7 +59,8 @@ export class PageClient {
   /** POSTs a form; the CSRF token of the last page is added unless `csrf` is given (false: none). */
   async post(url: string, fields: Record<string, string | string[]> = {}, options: { csrf?: string | false } = {}) {
     const body = new URLSearchParams();
-    for (const [key, value] of Object.entries(fields)) for (const item of Array.isArray(value) ? value : [value]) body.append(key, item);
+    for (const [key, value] of Object.entries(fields))
+      for (const item of Array.isArray(value) ? value : [value]) body.append(key, item);
     if (options.csrf !== false) body.append('csrf_token', options.csrf ?? this.csrf);
     const res = await this.t.inject({
       method: 'POST',
@@ -67,7 +74,8 @@ export class PageClient {
 
   /** Follows a 303 with a GET. */
   async follow(res: LightMyRequestResponse) {
-    if (res.statusCode !== 303 && res.statusCode !== 302) throw new Error(`expected a redirect, got ${res.statusCode}: ${res.body.slice(0, 300)}`);
+    if (res.statusCode !== 303 && res.statusCode !== 302)
+      throw new Error(`expected a redirect, got ${res.statusCode}: ${res.body.slice(0, 300)}`);
     return this.get(String(res.headers.location));
   }
 

@@ -13,7 +13,8 @@ describe('account pages', () => {
   });
   after(() => t.close());
 
-  const userRow = (email: string) => t.ctx.db.kysely.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+  const userRow = (email: string) =>
+    t.ctx.db.kysely.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
 
   describe('sign-up and e-mail confirmation', () => {
     it('creates an unverified user, mails a single-use link that verifies the address', async () => {
@@ -47,7 +48,11 @@ describe('account pages', () => {
       const mails = await mailTo(t, existing.email);
       assert.equal(mails.length, 1);
       assert.match(mails[0].headers.get('subject')!, /already have an svc account/);
-      const count = await t.ctx.db.kysely.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).where('email', '=', existing.email).executeTakeFirstOrThrow();
+      const count = await t.ctx.db.kysely
+        .selectFrom('users')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('email', '=', existing.email)
+        .executeTakeFirstOrThrow();
       assert.equal(Number(count.n), 1);
     });
 
@@ -75,7 +80,11 @@ describe('account pages', () => {
       await c.get('/accounts/profile/');
       await c.post('/accounts/confirm-email/resend/', { next: '/accounts/profile/' });
       const link = await linkInMail(t, user.email, '/accounts/confirm-email/');
-      await t.ctx.db.kysely.updateTable('account_keys').set({ expires_at: '2000-01-01T00:00:00.000Z' }).where('user_id', '=', user.id).execute();
+      await t.ctx.db.kysely
+        .updateTable('account_keys')
+        .set({ expires_at: '2000-01-01T00:00:00.000Z' })
+        .where('user_id', '=', user.id)
+        .execute();
       assert.equal((await c.get(link)).statusCode, 410);
     });
   });
@@ -89,13 +98,19 @@ describe('account pages', () => {
       await c.get('/accounts/profile/');
       const res = await c.post('/accounts/login/', { email: user.email, password: TEST_PASSWORD });
       assert.equal(res.statusCode, 303);
-      const cookie = ([] as string[]).concat(res.headers['set-cookie'] as string[]).find((line) => line.startsWith('svc_session='))!;
+      const cookie = ([] as string[])
+        .concat(res.headers['set-cookie'] as string[])
+        .find((line) => line.startsWith('svc_session='))!;
       assert.match(cookie, /HttpOnly/);
       assert.match(cookie, /SameSite=Lax/);
       assert.doesNotMatch(cookie, /Secure/);
       assert.notEqual(c.jar.get('svc_session')!.value, first);
       // The old session is gone from the database.
-      const sessions = await t.ctx.db.kysely.selectFrom('sessions').select('id').where('user_id', '=', user.id).execute();
+      const sessions = await t.ctx.db.kysely
+        .selectFrom('sessions')
+        .select('id')
+        .where('user_id', '=', user.id)
+        .execute();
       assert.equal(sessions.length, 1);
     });
 
@@ -116,7 +131,8 @@ describe('account pages', () => {
       for (const email of [(await t.user()).email, 'ghost@example.com']) {
         const c = new PageClient(t);
         await c.get('/accounts/login/');
-        for (let i = 0; i < 5; i++) assert.equal((await c.post('/accounts/login/', { email, password: 'not the password' })).statusCode, 400);
+        for (let i = 0; i < 5; i++)
+          assert.equal((await c.post('/accounts/login/', { email, password: 'not the password' })).statusCode, 400);
         const locked = await c.post('/accounts/login/', { email, password: TEST_PASSWORD });
         assert.equal(locked.statusCode, 429);
         assert.match(locked.body, /Too many failed attempts/);
@@ -162,7 +178,7 @@ describe('account pages', () => {
       assert.equal((await t.inject({ url: '/api/v1/me/', headers: { cookie } })).statusCode, 401);
     });
 
-    it('a deactivated user\'s session is dead on the next request', async () => {
+    it("a deactivated user's session is dead on the next request", async () => {
       const user = await t.user();
       const c = new PageClient(t);
       await c.login(user.email, TEST_PASSWORD);
@@ -198,7 +214,10 @@ describe('account pages', () => {
       }
       assert.equal((await userRow(user.email))!.first_name, 'Before');
       assert.equal(await userRow('csrf@example.com'), undefined);
-      assert.equal((await t.ctx.db.kysely.selectFrom('user_totp').selectAll().where('user_id', '=', user.id).execute()).length, 0);
+      assert.equal(
+        (await t.ctx.db.kysely.selectFrom('user_totp').selectAll().where('user_id', '=', user.id).execute()).length,
+        0,
+      );
       assert.equal((await mailTo(t, user.email)).length, 0);
       assert.equal((await c.get('/accounts/profile/')).statusCode, 200); // still logged in
     });
@@ -209,7 +228,11 @@ describe('account pages', () => {
       await c.get('/accounts/login/');
       const anonymousToken = c.csrf;
       await c.post('/accounts/login/', { email: user.email, password: TEST_PASSWORD });
-      const res = await c.post('/accounts/profile/', { first_name: 'X', last_name: '', display_name: '' }, { csrf: anonymousToken });
+      const res = await c.post(
+        '/accounts/profile/',
+        { first_name: 'X', last_name: '', display_name: '' },
+        { csrf: anonymousToken },
+      );
       assert.equal(res.statusCode, 403);
     });
   });
@@ -221,7 +244,11 @@ describe('account pages', () => {
       await c.login(user.email, TEST_PASSWORD);
       const { secret, codes, enrolCode } = await enrolTotp(c);
       assert.equal(codes.length, 10);
-      const row = await t.ctx.db.kysely.selectFrom('user_totp').selectAll().where('user_id', '=', user.id).executeTakeFirstOrThrow();
+      const row = await t.ctx.db.kysely
+        .selectFrom('user_totp')
+        .selectAll()
+        .where('user_id', '=', user.id)
+        .executeTakeFirstOrThrow();
       assert.ok(row.confirmed_at);
       assert.ok(!row.secret_encrypted.includes(secret), 'the secret is encrypted at rest');
       // A reload does not show the codes again.
@@ -236,34 +263,57 @@ describe('account pages', () => {
       assert.equal((await t.inject({ url: '/api/v1/me/', headers: { cookie: d.cookieHeader('/') } })).statusCode, 401);
       await d.get('/accounts/login/totp/');
       const pendingCookie = d.jar.get('svc_session')!.value;
-      assert.equal((await d.post('/accounts/login/totp/', { code: '000000', next: '/accounts/profile/' })).statusCode, 400);
+      assert.equal(
+        (await d.post('/accounts/login/totp/', { code: '000000', next: '/accounts/profile/' })).statusCode,
+        400,
+      );
       // The code used to confirm enrolment cannot be replayed; the next step's code works.
-      assert.equal((await d.post('/accounts/login/totp/', { code: enrolCode, next: '/accounts/profile/' })).statusCode, 400);
+      assert.equal(
+        (await d.post('/accounts/login/totp/', { code: enrolCode, next: '/accounts/profile/' })).statusCode,
+        400,
+      );
       const ok = await d.post('/accounts/login/totp/', { code: codeFor(secret, 1), next: '/accounts/profile/' });
       assert.equal(ok.statusCode, 303);
-      assert.notEqual(d.jar.get('svc_session')!.value, pendingCookie, 'the session id changes again after the TOTP step');
+      assert.notEqual(
+        d.jar.get('svc_session')!.value,
+        pendingCookie,
+        'the session id changes again after the TOTP step',
+      );
       assert.equal((await d.get('/accounts/profile/')).statusCode, 200);
 
       // A recovery code works once.
       const e = new PageClient(t);
       await e.login(user.email, TEST_PASSWORD);
       await e.get('/accounts/login/totp/');
-      assert.equal((await e.post('/accounts/login/totp/', { code: codes[0], next: '/accounts/profile/' })).statusCode, 303);
+      assert.equal(
+        (await e.post('/accounts/login/totp/', { code: codes[0], next: '/accounts/profile/' })).statusCode,
+        303,
+      );
       const f = new PageClient(t);
       await f.login(user.email, TEST_PASSWORD);
       await f.get('/accounts/login/totp/');
-      assert.equal((await f.post('/accounts/login/totp/', { code: codes[0], next: '/accounts/profile/' })).statusCode, 400);
+      assert.equal(
+        (await f.post('/accounts/login/totp/', { code: codes[0], next: '/accounts/profile/' })).statusCode,
+        400,
+      );
     });
 
     it('starting enrolment needs a recent re-authentication', async () => {
       const user = await t.user();
       const c = new PageClient(t);
       await c.login(user.email, TEST_PASSWORD);
-      await t.ctx.db.kysely.updateTable('sessions').set({ reauth_at: '2000-01-01T00:00:00.000Z' }).where('user_id', '=', user.id).execute();
+      await t.ctx.db.kysely
+        .updateTable('sessions')
+        .set({ reauth_at: '2000-01-01T00:00:00.000Z' })
+        .where('user_id', '=', user.id)
+        .execute();
       await c.get('/accounts/mfa/');
       const res = await c.post('/accounts/mfa/totp/start/');
       assert.equal(res.headers.location, '/accounts/reauthenticate/?next=%2Faccounts%2Fmfa%2F');
-      assert.equal(await t.ctx.db.kysely.selectFrom('user_totp').selectAll().where('user_id', '=', user.id).executeTakeFirst(), undefined);
+      assert.equal(
+        await t.ctx.db.kysely.selectFrom('user_totp').selectAll().where('user_id', '=', user.id).executeTakeFirst(),
+        undefined,
+      );
     });
 
     it('turning TOTP off needs a recent re-authentication', async () => {
@@ -271,19 +321,28 @@ describe('account pages', () => {
       const c = new PageClient(t);
       await c.login(user.email, TEST_PASSWORD);
       const { secret } = await enrolTotp(c);
-      await t.ctx.db.kysely.updateTable('sessions').set({ reauth_at: '2000-01-01T00:00:00.000Z' }).where('user_id', '=', user.id).execute();
+      await t.ctx.db.kysely
+        .updateTable('sessions')
+        .set({ reauth_at: '2000-01-01T00:00:00.000Z' })
+        .where('user_id', '=', user.id)
+        .execute();
       await c.get('/accounts/mfa/');
       const res = await c.post('/accounts/mfa/totp/deactivate/');
       assert.equal(res.statusCode, 303);
       assert.equal(res.headers.location, '/accounts/reauthenticate/?next=%2Faccounts%2Fmfa%2F');
-      assert.ok(await t.ctx.db.kysely.selectFrom('user_totp').selectAll().where('user_id', '=', user.id).executeTakeFirst());
+      assert.ok(
+        await t.ctx.db.kysely.selectFrom('user_totp').selectAll().where('user_id', '=', user.id).executeTakeFirst(),
+      );
       await c.get(String(res.headers.location));
       assert.match(c.lastHtml, /Code from your authenticator app/);
       const back = await c.post('/accounts/reauthenticate/', { code: codeFor(secret, 1), next: '/accounts/mfa/' });
       assert.equal(back.headers.location, '/accounts/mfa/');
       await c.get('/accounts/mfa/');
       assert.equal((await c.post('/accounts/mfa/totp/deactivate/')).statusCode, 303);
-      assert.equal(await t.ctx.db.kysely.selectFrom('user_totp').selectAll().where('user_id', '=', user.id).executeTakeFirst(), undefined);
+      assert.equal(
+        await t.ctx.db.kysely.selectFrom('user_totp').selectAll().where('user_id', '=', user.id).executeTakeFirst(),
+        undefined,
+      );
     });
   });
 
@@ -293,7 +352,11 @@ describe('account pages', () => {
       const c = new PageClient(t);
       await c.login(user.email, TEST_PASSWORD);
       await c.get('/accounts/reauthenticate/?next=/accounts/tokens/');
-      assert.equal((await c.post('/accounts/reauthenticate/', { password: 'wrong password!!', next: '/accounts/tokens/' })).statusCode, 400);
+      assert.equal(
+        (await c.post('/accounts/reauthenticate/', { password: 'wrong password!!', next: '/accounts/tokens/' }))
+          .statusCode,
+        400,
+      );
       const ok = await c.post('/accounts/reauthenticate/', { password: TEST_PASSWORD, next: 'https://evil.example/x' });
       assert.equal(ok.statusCode, 303);
       assert.equal(ok.headers.location, '/accounts/profile/');
@@ -325,7 +388,8 @@ describe('account pages', () => {
       const user = await t.user();
       const c = new PageClient(t);
       await c.get('/accounts/password/reset/');
-      for (let i = 0; i < 5; i++) assert.equal((await c.post('/accounts/password/reset/', { email: user.email })).statusCode, 303);
+      for (let i = 0; i < 5; i++)
+        assert.equal((await c.post('/accounts/password/reset/', { email: user.email })).statusCode, 303);
       const locked = await c.post('/accounts/password/reset/', { email: user.email });
       assert.equal(locked.statusCode, 429);
       assert.ok(Number(locked.headers['retry-after']) > 0);
@@ -365,13 +429,21 @@ describe('account pages', () => {
       const c = new PageClient(t);
       await c.login(user.email, TEST_PASSWORD);
       await c.get('/accounts/profile/');
-      const saved = await c.post('/accounts/profile/', { first_name: '<b>Ada</b>', last_name: 'Lovelace', display_name: 'Ada' });
+      const saved = await c.post('/accounts/profile/', {
+        first_name: '<b>Ada</b>',
+        last_name: 'Lovelace',
+        display_name: 'Ada',
+      });
       assert.equal(saved.statusCode, 303);
       const page = await c.follow(saved);
       assert.match(page.body, /value="&lt;b&gt;Ada&lt;\/b&gt;"/);
       assert.doesNotMatch(page.body, /<b>Ada<\/b>/);
       assert.match(page.body, /Your profile has been saved/);
-      const refused = await c.post('/accounts/profile/', { first_name: 'Visit evil.com', last_name: '', display_name: '' });
+      const refused = await c.post('/accounts/profile/', {
+        first_name: 'Visit evil.com',
+        last_name: '',
+        display_name: '',
+      });
       assert.equal(refused.statusCode, 400);
       assert.equal((await userRow(user.email))!.first_name, '<b>Ada</b>');
     });

@@ -4,7 +4,14 @@
 // the JWT endpoint) and bearer-authenticated API calls must not pay a query for it.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import type {
+  KyselyPlugin,
+  PluginTransformQueryArgs,
+  PluginTransformResultArgs,
+  QueryResult,
+  RootOperationNode,
+  UnknownRow,
+} from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../src/db/schema.ts';
 import { STYLESHEET_PATH } from '../../src/web/static.ts';
@@ -78,29 +85,51 @@ describe('session lookups happen only where a session can count', () => {
     const profile = await lookups('/accounts/profile/');
     assert.equal(profile.status, 200);
     assert.ok(profile.queries >= 1, `${profile.queries}`);
-    assert.deepEqual(await lookups('/accounts/login/'), { status: 303, queries: 1 }, 'logged in already: on to the profile');
+    assert.deepEqual(
+      await lookups('/accounts/login/'),
+      { status: 303, queries: 1 },
+      'logged in already: on to the profile',
+    );
     assert.deepEqual(await lookups('/api/v1/me/'), { status: 200, queries: 1 });
-    assert.deepEqual(await lookups('/api/v1/me/', json('PATCH', { display_name: 'Via session' }, { 'x-csrf-token': csrf })), { status: 200, queries: 1 });
+    assert.deepEqual(
+      await lookups('/api/v1/me/', json('PATCH', { display_name: 'Via session' }, { 'x-csrf-token': csrf })),
+      { status: 200, queries: 1 },
+    );
     assert.equal((await lookups('/o/device/')).queries, 1, 'the device page is for the logged-in person');
   });
 
   it('bearer-authenticated API calls do not, valid token or not', async () => {
     const auth = { authorization: `Bearer ${token}` };
     assert.deepEqual(await lookups('/api/v1/me/', { headers: auth }), { status: 200, queries: 0 });
-    assert.deepEqual(await lookups('/api/v1/me/', json('PATCH', { display_name: 'Via token' }, auth)), { status: 200, queries: 0 });
+    assert.deepEqual(await lookups('/api/v1/me/', json('PATCH', { display_name: 'Via token' }, auth)), {
+      status: 200,
+      queries: 0,
+    });
     assert.deepEqual(await lookups('/api/v1/teams/', { headers: auth }), { status: 403, queries: 0 });
-    assert.deepEqual(await lookups('/api/v1/me/', { headers: { authorization: 'Bearer svc_notarealtoken' } }), { status: 401, queries: 0 });
+    assert.deepEqual(await lookups('/api/v1/me/', { headers: { authorization: 'Bearer svc_notarealtoken' } }), {
+      status: 401,
+      queries: 0,
+    });
   });
 
   it('the JWT endpoint does not', async () => {
-    assert.deepEqual(await lookups('/api/auth/token/', json('POST', { email, password: TEST_PASSWORD })), { status: 200, queries: 0 });
-    assert.deepEqual(await lookups('/api/auth/token/', json('POST', { email, password: 'wrong password' })), { status: 401, queries: 0 });
+    assert.deepEqual(await lookups('/api/auth/token/', json('POST', { email, password: TEST_PASSWORD })), {
+      status: 200,
+      queries: 0,
+    });
+    assert.deepEqual(await lookups('/api/auth/token/', json('POST', { email, password: 'wrong password' })), {
+      status: 401,
+      queries: 0,
+    });
   });
 
   it('the OAuth endpoints machines call do not', async () => {
     const cases: [string, Init][] = [
       ['/o/token/', form({ grant_type: 'client_credentials', client_id: 'nope' })],
-      ['/o/token/', form({ grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: 'nope', client_id: 'nope' })],
+      [
+        '/o/token/',
+        form({ grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: 'nope', client_id: 'nope' }),
+      ],
       ['/o/device-authorization/', form({ client_id: 'nope', scope: 'read:profile' })],
       ['/o/revoke/', form({ token: 'x', client_id: 'nope' })],
       ['/o/introspect/', form({ token: 'x' })],
@@ -115,7 +144,14 @@ describe('session lookups happen only where a session can count', () => {
   });
 
   it('the mail-provider intake, health and static files do not', async () => {
-    assert.deepEqual(await lookups('/webhooks/mailprovider/', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' }), { status: 400, queries: 0 });
+    assert.deepEqual(
+      await lookups('/webhooks/mailprovider/', {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body: '{}',
+      }),
+      { status: 400, queries: 0 },
+    );
     assert.deepEqual(await lookups('/healthz'), { status: 200, queries: 0 });
     assert.deepEqual(await lookups(STYLESHEET_PATH), { status: 200, queries: 0 });
     assert.equal((await lookups('/.well-known/oauth-protected-resource')).queries, 0);

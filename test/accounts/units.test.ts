@@ -11,8 +11,10 @@ import { PageClient } from './page-client.ts';
 
 describe('password policy', () => {
   it('ships a list of a few thousand common passwords', () => {
-    for (const common of ['qwertyuiop', '1234567890', 'password123', 'Basketball', 'baseball2024!', 'manchester1']) assert.ok(isCommonPassword(common), common);
-    for (const fine of ['correct horse battery staple', 'violet submarine orchestra 42']) assert.ok(!isCommonPassword(fine), fine);
+    for (const common of ['qwertyuiop', '1234567890', 'password123', 'Basketball', 'baseball2024!', 'manchester1'])
+      assert.ok(isCommonPassword(common), common);
+    for (const fine of ['correct horse battery staple', 'violet submarine orchestra 42'])
+      assert.ok(!isCommonPassword(fine), fine);
   });
   it('names the problem', () => {
     assert.match(passwordProblem('short')!, /at least 10/);
@@ -27,19 +29,32 @@ describe('password hashing', () => {
   it('argon2id PHC strings that verify the right password only, with more hashes at once than hashing threads', async () => {
     const passwords = Array.from({ length: 10 }, (_, i) => `a long password number ${i}`);
     const hashes = await Promise.all(passwords.map((p) => hashPassword(p)));
-    for (const hash of hashes) assert.match(hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$/);
+    for (const hash of hashes)
+      assert.match(hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$/);
     assert.equal(new Set(hashes).size, hashes.length, 'a fresh salt each time');
-    const checks = await Promise.all(passwords.map((p, i) => Promise.all([verifyPassword(p, hashes[i]), verifyPassword(p, hashes[(i + 1) % hashes.length])])));
-    assert.deepEqual(checks, passwords.map(() => [true, false]));
+    const checks = await Promise.all(
+      passwords.map((p, i) =>
+        Promise.all([verifyPassword(p, hashes[i]), verifyPassword(p, hashes[(i + 1) % hashes.length])]),
+      ),
+    );
+    assert.deepEqual(
+      checks,
+      passwords.map(() => [true, false]),
+    );
   });
 
-  it('hashes on threads of lower CPU priority than the event loop (Linux)', { skip: process.platform !== 'linux' }, async () => {
-    await hashPassword('a long password to start a thread');
-    const niceOf = (tid: string) => Number(fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16]);
-    const nices = fs.readdirSync('/proc/self/task').map(niceOf);
-    assert.equal(niceOf(String(process.pid)), 0, 'the main thread keeps its priority');
-    assert.ok(nices.includes(10), `a thread at nice 10 among ${JSON.stringify(nices)}`);
-  });
+  it(
+    'hashes on threads of lower CPU priority than the event loop (Linux)',
+    { skip: process.platform !== 'linux' },
+    async () => {
+      await hashPassword('a long password to start a thread');
+      const niceOf = (tid: string) =>
+        Number(fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16]);
+      const nices = fs.readdirSync('/proc/self/task').map(niceOf);
+      assert.equal(niceOf(String(process.pid)), 0, 'the main thread keeps its priority');
+      assert.ok(nices.includes(10), `a thread at nice 10 among ${JSON.stringify(nices)}`);
+    },
+  );
 });
 
 describe('safeNextPath', () => {
@@ -84,7 +99,15 @@ describe('failure throttle and housekeeping', () => {
     const user = await t.user();
     const c = new PageClient(t);
     await c.login(user.email, TEST_PASSWORD);
-    const old = { id: 'x'.repeat(64), user_id: user.id, stage: 'full' as const, created_at: '2000-01-01T00:00:00.000Z', last_seen_at: '2000-01-01T00:00:00.000Z', expires_at: '2000-01-02T00:00:00.000Z', reauth_at: null };
+    const old = {
+      id: 'x'.repeat(64),
+      user_id: user.id,
+      stage: 'full' as const,
+      created_at: '2000-01-01T00:00:00.000Z',
+      last_seen_at: '2000-01-01T00:00:00.000Z',
+      expires_at: '2000-01-02T00:00:00.000Z',
+      reauth_at: null,
+    };
     await t.ctx.db.kysely.insertInto('sessions').values(old).execute();
     await purgeAccountRows(t.ctx);
     const left = await t.ctx.db.kysely.selectFrom('sessions').select('id').where('user_id', '=', user.id).execute();

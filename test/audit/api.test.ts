@@ -45,10 +45,20 @@ describe('the audit-log API', () => {
     ];
     const db = t.ctx.db.kysely;
     for (const [i, [action, user]] of plan.entries()) {
-      await db.transaction().execute((trx) => recordAudit(trx, userActor(user), { teamId, action, targetId: teamId, data: { n: i } }));
-      const row = await db.selectFrom('audit_entries').select('id').where('data', '=', JSON.stringify({ n: i })).executeTakeFirstOrThrow();
+      await db
+        .transaction()
+        .execute((trx) => recordAudit(trx, userActor(user), { teamId, action, targetId: teamId, data: { n: i } }));
+      const row = await db
+        .selectFrom('audit_entries')
+        .select('id')
+        .where('data', '=', JSON.stringify({ n: i }))
+        .executeTakeFirstOrThrow();
       // Backdated, so the filters below see these entries only, whatever else the fixtures recorded.
-      await db.updateTable('audit_entries').set({ occurred_at: `2001-01-0${i + 1}T00:00:00.000Z` }).where('id', '=', row.id).execute();
+      await db
+        .updateTable('audit_entries')
+        .set({ occurred_at: `2001-01-0${i + 1}T00:00:00.000Z` })
+        .where('id', '=', row.id)
+        .execute();
       seeded.push({ id: Number(row.id), action, actorId: user.id });
     }
   });
@@ -94,15 +104,23 @@ describe('the audit-log API', () => {
   });
 
   it('pages newest first with next and previous links, and no entry twice', async () => {
-    const first = (await t.inject({ url: path(teamId, '?until=2002-01-01&page_size=3'), headers: as(cast.owner) })).json();
+    const first = (
+      await t.inject({ url: path(teamId, '?until=2002-01-01&page_size=3'), headers: as(cast.owner) })
+    ).json();
     assert.equal(first.previous, null);
     assert.ok(first.next.startsWith(`http://testserver${path(teamId)}`));
     assert.equal(new URL(first.next).searchParams.get('until'), '2002-01-01', 'the filters are kept');
-    const second = (await t.inject({ url: first.next.replace('http://testserver', ''), headers: as(cast.owner) })).json();
-    const third = (await t.inject({ url: second.next.replace('http://testserver', ''), headers: as(cast.owner) })).json();
+    const second = (
+      await t.inject({ url: first.next.replace('http://testserver', ''), headers: as(cast.owner) })
+    ).json();
+    const third = (
+      await t.inject({ url: second.next.replace('http://testserver', ''), headers: as(cast.owner) })
+    ).json();
     assert.equal(third.next, null);
     assert.deepEqual([...ids(first), ...ids(second), ...ids(third)], newestFirst());
-    const back = (await t.inject({ url: third.previous.replace('http://testserver', ''), headers: as(cast.owner) })).json();
+    const back = (
+      await t.inject({ url: third.previous.replace('http://testserver', ''), headers: as(cast.owner) })
+    ).json();
     assert.deepEqual(ids(back), ids(second));
   });
 
@@ -112,12 +130,32 @@ describe('the audit-log API', () => {
       assert.equal(res.statusCode, 200, res.body);
       return ids(res.json());
     };
-    const expect = (keep: (entry: (typeof seeded)[number], i: number) => boolean) => seeded.filter(keep).map((entry) => entry.id).reverse();
-    assert.deepEqual(await get('?action=team.updated&until=2002-01-01'), expect((e) => e.action === 'team.updated'));
-    assert.deepEqual(await get(`?actor_id=${cast.admin.id}&until=2002-01-01`), expect((e) => e.actorId === cast.admin.id));
-    assert.deepEqual(await get('?since=2001-01-03&until=2001-01-05T00:00:00Z'), expect((_, i) => i === 2 || i === 3));
-    assert.deepEqual(await get('?since=2001-01-03T01:00:00%2B01:00&until=2001-01-05'), expect((_, i) => i === 2 || i === 3), 'an offset counts');
-    assert.deepEqual(await get(`?action=team.updated&actor_id=${cast.owner.id}&since=2001-01-02&until=2002-01-01`), expect((e, i) => i >= 1 && e.action === 'team.updated' && e.actorId === cast.owner.id));
+    const expect = (keep: (entry: (typeof seeded)[number], i: number) => boolean) =>
+      seeded
+        .filter(keep)
+        .map((entry) => entry.id)
+        .reverse();
+    assert.deepEqual(
+      await get('?action=team.updated&until=2002-01-01'),
+      expect((e) => e.action === 'team.updated'),
+    );
+    assert.deepEqual(
+      await get(`?actor_id=${cast.admin.id}&until=2002-01-01`),
+      expect((e) => e.actorId === cast.admin.id),
+    );
+    assert.deepEqual(
+      await get('?since=2001-01-03&until=2001-01-05T00:00:00Z'),
+      expect((_, i) => i === 2 || i === 3),
+    );
+    assert.deepEqual(
+      await get('?since=2001-01-03T01:00:00%2B01:00&until=2001-01-05'),
+      expect((_, i) => i === 2 || i === 3),
+      'an offset counts',
+    );
+    assert.deepEqual(
+      await get(`?action=team.updated&actor_id=${cast.owner.id}&since=2001-01-02&until=2002-01-01`),
+      expect((e, i) => i >= 1 && e.action === 'team.updated' && e.actorId === cast.owner.id),
+    );
     assert.deepEqual(await get('?action=team.deactivated'), []);
   });
 
@@ -139,9 +177,16 @@ describe('the audit-log API', () => {
       const res = await t.inject({ url: path(teamId, `?${query}`), headers: as(cast.owner) });
       assert.equal(res.statusCode, 400, query);
       assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8');
-      assert.deepEqual(res.json().errors.map((e: { field: string }) => e.field), [field], query);
+      assert.deepEqual(
+        res.json().errors.map((e: { field: string }) => e.field),
+        [field],
+        query,
+      );
     }
-    assert.equal((await t.inject({ url: path(teamId, '?since=yesterday'), headers: as(cast.outsider) })).statusCode, 404);
+    assert.equal(
+      (await t.inject({ url: path(teamId, '?since=yesterday'), headers: as(cast.outsider) })).statusCode,
+      404,
+    );
   });
 
   it('has no route that edits or deletes an entry', async () => {
@@ -152,7 +197,10 @@ describe('the audit-log API', () => {
       const onList = await t.inject({ method, url: path(teamId), headers: as(cast.owner), payload: {} });
       assert.equal(onList.statusCode, 405, `${method} on the list`);
     }
-    assert.equal((await t.ctx.db.kysely.selectFrom('audit_entries').select('id').where('id', '=', seeded[0].id).execute()).length, 1);
+    assert.equal(
+      (await t.ctx.db.kysely.selectFrom('audit_entries').select('id').where('id', '=', seeded[0].id).execute()).length,
+      1,
+    );
   });
 });
 
@@ -171,10 +219,26 @@ describe('the audit retention purge', () => {
     const day = 86400_000;
     const ages = [400, 366, 365.01, 364.99, 30, 0];
     for (const [i, age] of ages.entries()) {
-      await db.transaction().execute((trx) => recordAudit(trx, userActor(owner), { teamId, action: 'team.updated', targetId: teamId, data: { age: i } }));
-      await db.updateTable('audit_entries').set({ occurred_at: new Date(now - age * day).toISOString() }).where('data', '=', JSON.stringify({ age: i })).execute();
+      await db
+        .transaction()
+        .execute((trx) =>
+          recordAudit(trx, userActor(owner), { teamId, action: 'team.updated', targetId: teamId, data: { age: i } }),
+        );
+      await db
+        .updateTable('audit_entries')
+        .set({ occurred_at: new Date(now - age * day).toISOString() })
+        .where('data', '=', JSON.stringify({ age: i }))
+        .execute();
     }
-    const kept = async () => (await db.selectFrom('audit_entries').select('data').where('data', 'like', '{"age":%').orderBy('occurred_at').execute()).map((r) => JSON.parse(r.data).age);
+    const kept = async () =>
+      (
+        await db
+          .selectFrom('audit_entries')
+          .select('data')
+          .where('data', 'like', '{"age":%')
+          .orderBy('occurred_at')
+          .execute()
+      ).map((r) => JSON.parse(r.data).age);
     assert.equal(await purgeAuditEntries(db, 365, now), 3);
     assert.deepEqual(await kept(), [3, 4, 5]);
     assert.equal(await purgeAuditEntries(db, 365, now), 0, 'a second run deletes nothing');
@@ -188,7 +252,11 @@ describe('SERVICE_AUDIT_RETENTION_DAYS', () => {
     assert.equal(loadConfig({}).auditRetentionDays, 365);
     assert.equal(loadConfig({ SERVICE_AUDIT_RETENTION_DAYS: '30' }).auditRetentionDays, 30);
     assert.equal(loadConfig({ SERVICE_AUDIT_RETENTION_DAYS: '3650' }).auditRetentionDays, 3650);
-    assert.throws(() => loadConfig({ SERVICE_AUDIT_RETENTION_DAYS: '29' }), (error: Error) => error instanceof ConfigError && /SERVICE_AUDIT_RETENTION_DAYS must be between 30 and/.test(error.message));
+    assert.throws(
+      () => loadConfig({ SERVICE_AUDIT_RETENTION_DAYS: '29' }),
+      (error: Error) =>
+        error instanceof ConfigError && /SERVICE_AUDIT_RETENTION_DAYS must be between 30 and/.test(error.message),
+    );
   });
 });
 
@@ -196,7 +264,9 @@ describe('docs/audit.md', () => {
   it('lists every registered action, and no other', () => {
     const doc = fs.readFileSync(`${ROOT}/docs/audit.md`, 'utf8');
     const table = doc.slice(doc.indexOf('## What is recorded'), doc.indexOf('## Who made the change'));
-    const listed = [...table.matchAll(/^\| `([a-z_.]+)`(?:, `([a-z_.]+)`)? \|/gm)].flatMap((m) => m.slice(1).filter(Boolean));
+    const listed = [...table.matchAll(/^\| `([a-z_.]+)`(?:, `([a-z_.]+)`)? \|/gm)].flatMap((m) =>
+      m.slice(1).filter(Boolean),
+    );
     assert.deepEqual([...listed].sort(), [...AUDIT_ACTION_NAMES].sort());
   });
 });

@@ -28,8 +28,17 @@ const SCOPES = ['read:teams', 'write:teams', 'write:webhooks'];
 
 /** A PAT of the user, and the credential an entry made with it names. */
 export async function patDoor(t: TestApp, user: Person): Promise<Door> {
-  const { id, token } = await createPat(t.ctx.db.kysely, { userId: user.id, name: 'audit', scopes: SCOPES, expiresAt: null });
-  return { name: 'pat', headers: { ...bearer(token), 'x-request-id': REQUEST_ID, 'user-agent': USER_AGENT }, credential: { type: 'pat', id: String(id) } };
+  const { id, token } = await createPat(t.ctx.db.kysely, {
+    userId: user.id,
+    name: 'audit',
+    scopes: SCOPES,
+    expiresAt: null,
+  });
+  return {
+    name: 'pat',
+    headers: { ...bearer(token), 'x-request-id': REQUEST_ID, 'user-agent': USER_AGENT },
+    credential: { type: 'pat', id: String(id) },
+  };
 }
 
 /** An OAuth access token of the built-in svc-cli client for the user, issued by the app's provider. */
@@ -45,15 +54,25 @@ export async function oauthDoor(t: TestApp, user: Person): Promise<Door> {
     scope,
     resourceServer: { audience: resource, scope, accessTokenFormat: 'opaque', accessTokenTTL: 3600 },
   } as never).save();
-  return { name: 'oauth', headers: { ...bearer(token), 'x-request-id': REQUEST_ID, 'user-agent': USER_AGENT }, credential: { type: 'oauth', id: `svc-cli:${grantId}` } };
+  return {
+    name: 'oauth',
+    headers: { ...bearer(token), 'x-request-id': REQUEST_ID, 'user-agent': USER_AGENT },
+    credential: { type: 'oauth', id: `svc-cli:${grantId}` },
+  };
 }
 
 /** A browser logged in as the user, and the credential its session names (a prefix of the cookie's hash). */
-export async function pageDoor(t: TestApp, user: Person): Promise<{ browser: PageClient; credential: { type: string; id: string } }> {
+export async function pageDoor(
+  t: TestApp,
+  user: Person,
+): Promise<{ browser: PageClient; credential: { type: string; id: string } }> {
   const browser = new PageClient(t);
   await browser.login(user.email, TEST_PASSWORD);
   const cookie = browser.jar.get(SESSION_COOKIE)!.value;
-  return { browser, credential: { type: 'session', id: createHash('sha256').update(cookie).digest('hex').slice(0, 16) } };
+  return {
+    browser,
+    credential: { type: 'session', id: createHash('sha256').update(cookie).digest('hex').slice(0, 16) },
+  };
 }
 
 /** `svc …` on the test app's database; fails the test unless it exits 0. */
@@ -98,7 +117,10 @@ export interface Entry {
 export function auditReader(t: TestApp) {
   const seen = new Set<number>();
   return async (teamId: string, reader: { token: string }): Promise<Entry[]> => {
-    const res = await t.inject({ url: `/api/v1/teams/${teamId}/audit-log/?page_size=200`, headers: bearer(reader.token) });
+    const res = await t.inject({
+      url: `/api/v1/teams/${teamId}/audit-log/?page_size=200`,
+      headers: bearer(reader.token),
+    });
     assert.equal(res.statusCode, 200, res.body);
     const fresh = (res.json().results as Entry[]).filter((entry) => !seen.has(entry.id)).reverse();
     for (const entry of fresh) seen.add(entry.id);

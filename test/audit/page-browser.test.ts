@@ -32,9 +32,13 @@ describe('the audit page in Chromium', { skip: NO_CHROMIUM }, () => {
     assert.equal(await submit(page, page.getByRole('button', { name: 'Save' })), 200);
     await page.goto(`${t.base}/teams/${team.id}/`);
     assert.equal(await submit(page, page.getByRole('link', { name: 'Audit log' })), 200);
-    const actions = () => page.locator('#audit-entries tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-action')));
+    const actions = () =>
+      page.locator('#audit-entries tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-action')));
     assert.deepEqual(await actions(), ['team.updated', 'team.member.added', 'team.created']);
-    assert.match((await page.locator('#audit-entries tbody tr').first().textContent()) ?? '', /name: Audit Rockets → Audit Rockets and Co/);
+    assert.match(
+      (await page.locator('#audit-entries tbody tr').first().textContent()) ?? '',
+      /name: Audit Rockets → Audit Rockets and Co/,
+    );
     await inspect(page, 'team-audit');
 
     await page.getByLabel('Action').selectOption('team.member.added');

@@ -26,9 +26,15 @@ describe('the audit page', () => {
     }
     // Two changes made on the dashboard's own forms, by the owner's session.
     await clients.owner.get(`/teams/${teamId}/settings/`);
-    assert.equal((await clients.owner.post(`/teams/${teamId}/settings/`, { name: 'Audited Inc', slug: 'audited-inc' })).statusCode, 303);
+    assert.equal(
+      (await clients.owner.post(`/teams/${teamId}/settings/`, { name: 'Audited Inc', slug: 'audited-inc' })).statusCode,
+      303,
+    );
     await clients.owner.get(`/teams/${teamId}/`);
-    assert.equal((await clients.owner.post(`/teams/${teamId}/members/${cast.member.id}/role/`, { role: 'admin' })).statusCode, 303);
+    assert.equal(
+      (await clients.owner.post(`/teams/${teamId}/members/${cast.member.id}/role/`, { role: 'admin' })).statusCode,
+      303,
+    );
   });
   after(() => t?.close());
 
@@ -36,11 +42,25 @@ describe('the audit page', () => {
     for (const who of ['owner', 'admin'] as const) {
       const res = await clients[who].get(page());
       assert.equal(res.statusCode, 200, who);
-      assert.deepEqual(actionsOn(res.body), ['team.member.role_changed', 'team.updated', 'team.member.added', 'team.member.added', 'team.created']);
+      assert.deepEqual(actionsOn(res.body), [
+        'team.member.role_changed',
+        'team.updated',
+        'team.member.added',
+        'team.member.added',
+        'team.created',
+      ]);
     }
     const html = (await clients.owner.get(page())).body;
-    const row = html.slice(html.indexOf('data-action="team.updated"'), html.indexOf('</tr>', html.indexOf('data-action="team.updated"')));
-    assert.match(row, new RegExp(`>${cast.owner.email}</a><br><span class="muted">via browser session [0-9a-f]{16} from 127\\.0\\.0\\.1`));
+    const row = html.slice(
+      html.indexOf('data-action="team.updated"'),
+      html.indexOf('</tr>', html.indexOf('data-action="team.updated"')),
+    );
+    assert.match(
+      row,
+      new RegExp(
+        `>${cast.owner.email}</a><br><span class="muted">via browser session [0-9a-f]{16} from 127\\.0\\.0\\.1`,
+      ),
+    );
     assert.match(row, /name: Team \d+ → Audited Inc<br>slug: team-\d+ → audited-inc/);
     assert.match(html, /role: member → admin/);
     assert.match(html, /via svc CLI/, 'the fixtures joined the members through the CLI');
@@ -72,14 +92,20 @@ describe('the audit page', () => {
     assert.deepEqual(actionsOn(byAction.body), ['team.member.added', 'team.member.added', 'team.member.added']);
     const byOwner = await clients.owner.get(page(`?actor_id=${cast.owner.id}`));
     assert.deepEqual(actionsOn(byOwner.body), ['team.member.role_changed', 'team.updated']);
-    assert.match(byOwner.body, new RegExp(`<input type="hidden" name="actor_id" value="${cast.owner.id}">`), 'the filter form keeps the person');
+    assert.match(
+      byOwner.body,
+      new RegExp(`<input type="hidden" name="actor_id" value="${cast.owner.id}">`),
+      'the filter form keeps the person',
+    );
     const tomorrow = new Date(Date.now() + 86400_000).toISOString().slice(0, 10);
     assert.deepEqual(actionsOn((await clients.owner.get(page(`?since=${tomorrow}`))).body), []);
     assert.equal(actionsOn((await clients.owner.get(page(`?until=${tomorrow}`))).body).length, 6);
 
     const first = await clients.owner.get(page('?page_size=4'));
     assert.equal(actionsOn(first.body).length, 4);
-    const older = /<a href="http:\/\/testserver(\/teams\/[^"]+)">Older entries<\/a>/.exec(first.body)![1].replaceAll('&amp;', '&');
+    const older = /<a href="http:\/\/testserver(\/teams\/[^"]+)">Older entries<\/a>/
+      .exec(first.body)![1]
+      .replaceAll('&amp;', '&');
     const second = await clients.owner.get(older);
     assert.deepEqual(actionsOn(second.body), ['team.member.added', 'team.created']);
     assert.match(second.body, />Newer entries</);
@@ -95,9 +121,16 @@ describe('the audit page', () => {
     const html = (await clients.owner.get(page())).body;
     const main = html.slice(html.indexOf('<main>'), html.indexOf('</main>'));
     assert.doesNotMatch(main, /method="post"/i, 'no form posts');
-    const before = await t.ctx.db.kysely.selectFrom('audit_entries').selectAll().where('team_id', '=', teamId).execute();
+    const before = await t.ctx.db.kysely
+      .selectFrom('audit_entries')
+      .selectAll()
+      .where('team_id', '=', teamId)
+      .execute();
     const posted = await clients.owner.post(page(), { action: 'team.created' });
-    assert.equal(posted.statusCode, 405, "the page answers GET only");
-    assert.deepEqual(await t.ctx.db.kysely.selectFrom('audit_entries').selectAll().where('team_id', '=', teamId).execute(), before);
+    assert.equal(posted.statusCode, 405, 'the page answers GET only');
+    assert.deepEqual(
+      await t.ctx.db.kysely.selectFrom('audit_entries').selectAll().where('team_id', '=', teamId).execute(),
+      before,
+    );
   });
 });

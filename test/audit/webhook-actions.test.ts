@@ -19,7 +19,11 @@ describe('audit entries of webhook changes', () => {
 
   before(async () => {
     // One attempt per event; the third failure in a row disables the subscription.
-    f = await webhookFixture({ SERVICE_WEBHOOKS_MAX_RETRIES: '1', SERVICE_WEBHOOKS_AUTO_DISABLE_AFTER: '3', SERVICE_WEBHOOKS_CONCURRENCY: '1' });
+    f = await webhookFixture({
+      SERVICE_WEBHOOKS_MAX_RETRIES: '1',
+      SERVICE_WEBHOOKS_AUTO_DISABLE_AFTER: '3',
+      SERVICE_WEBHOOKS_CONCURRENCY: '1',
+    });
     r = await startReceiver();
     r.answer = () => ({ status: 500 });
     reader = { token: await f.t.token(f.owner.id, ['read:teams']) };
@@ -39,7 +43,10 @@ describe('audit entries of webhook changes', () => {
     return res.statusCode === 204 ? null : res.json();
   };
 
-  for (const [name, makeDoor] of [['a PAT', patDoor], ['an OAuth access token', oauthDoor]] as const) {
+  for (const [name, makeDoor] of [
+    ['a PAT', patDoor],
+    ['an OAuth access token', oauthDoor],
+  ] as const) {
     it(`through the API with ${name}: create, update, rotate, delete; refusals and no-op updates record nothing`, async () => {
       const door = await makeDoor(f.t, f.owner);
       const by = apiActor(f.owner, door);
@@ -60,9 +67,19 @@ describe('audit entries of webhook changes', () => {
       const target = { type: 'webhook_subscription', id: created.id };
       assert.deepEqual(entries.map(shape), [
         { action: 'webhook.subscription.created', ...by, target, data: { url: HOOK, events: ['team.member.added'] } },
-        { action: 'webhook.subscription.updated', ...by, target, data: { events: { before: ['team.member.added'], after: ['*'] } } },
+        {
+          action: 'webhook.subscription.updated',
+          ...by,
+          target,
+          data: { events: { before: ['team.member.added'], after: ['*'] } },
+        },
         { action: 'webhook.subscription.updated', ...by, target, data: { is_active: { before: true, after: false } } },
-        { action: 'webhook.secret_rotated', ...by, target, data: { previous_secret_expires_at: entries[3].data.previous_secret_expires_at } },
+        {
+          action: 'webhook.secret_rotated',
+          ...by,
+          target,
+          data: { previous_secret_expires_at: entries[3].data.previous_secret_expires_at },
+        },
         { action: 'webhook.subscription.deleted', ...by, target, data: { url: HOOK, events: ['*'] } },
       ]);
       assert.match(String(entries[3].data.previous_secret_expires_at), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -84,29 +101,57 @@ describe('audit entries of webhook changes', () => {
     await f.emit('team.member.added', { user_id: 1, email: 'a@example.com', role: 'member' });
     await f.startWorker();
     const deadLetter = async (count: number) =>
-      eventually(async () => {
-        const rows = await f.deliveries(created.id);
-        return rows.length === count && rows.every((row) => row.status === 'dead_letter') && rows.at(-1)!;
-      }, 20_000, `${count} dead letters`);
+      eventually(
+        async () => {
+          const rows = await f.deliveries(created.id);
+          return rows.length === count && rows.every((row) => row.status === 'dead_letter') && rows.at(-1)!;
+        },
+        20_000,
+        `${count} dead letters`,
+      );
     const first = await deadLetter(1);
     await call(door, 'POST', base(`${created.id}/logs/${first.id}/retry/`), undefined, 202);
     await call(door, 'POST', base(`${created.id}/logs/${first.id}/retry/`), undefined, 409); // already retried
     const second = await deadLetter(2);
     await svc(f.t, 'webhooks', 'retry', '--subscription', created.id, '--log', String(second.id));
     const third = await deadLetter(3);
-    const view: { is_active: boolean; disabled_reason: string } = await eventually(async () => {
-      const res = await f.t.inject({ url: base(`${created.id}/`), headers: bearer(f.token) });
-      return res.json().is_active === false ? res.json() : null;
-    }, 20_000, 'the subscription disabled');
+    const view: { is_active: boolean; disabled_reason: string } = await eventually(
+      async () => {
+        const res = await f.t.inject({ url: base(`${created.id}/`), headers: bearer(f.token) });
+        return res.json().is_active === false ? res.json() : null;
+      },
+      20_000,
+      'the subscription disabled',
+    );
     assert.match(view.disabled_reason, /3 consecutive failed/);
 
     const eventId = first.event_id;
     const target = { type: 'webhook_subscription', id: created.id };
-    const retried = (retryId: number) => ({ subscription_id: created.id, event_id: eventId, event_type: 'team.member.added', retry_id: retryId });
+    const retried = (retryId: number) => ({
+      subscription_id: created.id,
+      event_id: eventId,
+      event_type: 'team.member.added',
+      retry_id: retryId,
+    });
     assert.deepEqual((await fresh(f.teamId, reader)).map(shape), [
-      { action: 'webhook.subscription.created', ...apiActor(f.owner, door), target, data: { url: r.url, events: ['*'] } },
-      { action: 'webhook.delivery.retried', ...apiActor(f.owner, door), target: { type: 'webhook_delivery', id: String(first.id) }, data: retried(second.id) },
-      { action: 'webhook.delivery.retried', ...cliActorOf('webhooks retry'), target: { type: 'webhook_delivery', id: String(second.id) }, data: retried(third.id) },
+      {
+        action: 'webhook.subscription.created',
+        ...apiActor(f.owner, door),
+        target,
+        data: { url: r.url, events: ['*'] },
+      },
+      {
+        action: 'webhook.delivery.retried',
+        ...apiActor(f.owner, door),
+        target: { type: 'webhook_delivery', id: String(first.id) },
+        data: retried(second.id),
+      },
+      {
+        action: 'webhook.delivery.retried',
+        ...cliActorOf('webhooks retry'),
+        target: { type: 'webhook_delivery', id: String(second.id) },
+        data: retried(third.id),
+      },
       {
         action: 'webhook.subscription.disabled',
         actor: { type: 'system', id: null, email: null },

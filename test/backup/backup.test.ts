@@ -60,10 +60,16 @@ function inspect(file: string) {
   const db = new DatabaseSync(file);
   try {
     return {
-      integrity: (db.prepare('PRAGMA integrity_check').all() as { integrity_check: string }[]).map((row) => row.integrity_check),
+      integrity: (db.prepare('PRAGMA integrity_check').all() as { integrity_check: string }[]).map(
+        (row) => row.integrity_check,
+      ),
       teamIds: new Set((db.prepare('SELECT id FROM teams').all() as { id: string }[]).map((row) => row.id)),
       teamsWithoutOneOwner: (
-        db.prepare("SELECT t.id FROM teams t WHERE (SELECT count(*) FROM memberships m WHERE m.team_id = t.id AND m.role = 'owner') <> 1").all() as { id: string }[]
+        db
+          .prepare(
+            "SELECT t.id FROM teams t WHERE (SELECT count(*) FROM memberships m WHERE m.team_id = t.id AND m.role = 'owner') <> 1",
+          )
+          .all() as { id: string }[]
       ).map((row) => row.id),
       users: (db.prepare('SELECT count(*) AS n FROM users').get() as { n: number }).n,
     };
@@ -78,13 +84,19 @@ function inspect(file: string) {
  */
 async function onTerminal(env: Record<string, string>, argv: string[]): Promise<string> {
   const command = [NODE, '--disable-warning=ExperimentalWarning', 'src/main.ts', ...argv].join(' ');
-  const { stdout } = await promisify(execFile)('script', ['-qfec', command, '/dev/null'], { cwd: ROOT, env: processEnv(env) });
+  const { stdout } = await promisify(execFile)('script', ['-qfec', command, '/dev/null'], {
+    cwd: ROOT,
+    env: processEnv(env),
+  });
   return stdout.replace(/\r\n/g, '\n');
 }
 
 /** The progress a terminal showed: each "copied N of M pages" in order. */
 function progressOf(output: string): { copied: number; total: number }[] {
-  return [...output.matchAll(/copied (\d+) of (\d+) pages \(\d+%\)/g)].map((match) => ({ copied: Number(match[1]), total: Number(match[2]) }));
+  return [...output.matchAll(/copied (\d+) of (\d+) pages \(\d+%\)/g)].map((match) => ({
+    copied: Number(match[1]),
+    total: Number(match[2]),
+  }));
 }
 
 /** The row count `svc backup` printed for `table`. */
@@ -120,15 +132,44 @@ describe('svc backup of the live SQLite database (real processes)', { skip: sqli
       const db = ctx.db.kysely;
       const hash = await hashPassword('a long password');
       const now = new Date().toISOString();
-      const user = (email: string) => ({ email, password_hash: hash, first_name: '', last_name: '', display_name: '', email_verified_at: now, is_active: 1, is_staff: 0, created_at: now, updated_at: now });
-      const [ownerId, memberId] = (await db.insertInto('users').values([user('owner@example.com'), user('member@example.com')]).returning('id').execute()).map((row) => row.id);
+      const user = (email: string) => ({
+        email,
+        password_hash: hash,
+        first_name: '',
+        last_name: '',
+        display_name: '',
+        email_verified_at: now,
+        is_active: 1,
+        is_staff: 0,
+        created_at: now,
+        updated_at: now,
+      });
+      const [ownerId, memberId] = (
+        await db
+          .insertInto('users')
+          .values([user('owner@example.com'), user('member@example.com')])
+          .returning('id')
+          .execute()
+      ).map((row) => row.id);
       await db.transaction().execute(async (trx) => {
         for (let i = 0; i < FILLER_USERS; i += 500) {
-          await trx.insertInto('users').values(Array.from({ length: 500 }, (_, j) => user(`filler-${i + j}@example.com`))).execute();
+          await trx
+            .insertInto('users')
+            .values(Array.from({ length: 500 }, (_, j) => user(`filler-${i + j}@example.com`)))
+            .execute();
         }
       });
-      ownerToken = (await createPat(db, { userId: ownerId, name: 'owner', scopes: ['read:teams', 'write:teams', 'webhooks:manage'], expiresAt: null })).token;
-      memberToken = (await createPat(db, { userId: memberId, name: 'member', scopes: ['write:profile'], expiresAt: null })).token;
+      ownerToken = (
+        await createPat(db, {
+          userId: ownerId,
+          name: 'owner',
+          scopes: ['read:teams', 'write:teams', 'webhooks:manage'],
+          expiresAt: null,
+        })
+      ).token;
+      memberToken = (
+        await createPat(db, { userId: memberId, name: 'member', scopes: ['write:profile'], expiresAt: null })
+      ).token;
       // The member's profile updates are events of the hub team, which the worker delivers.
       hubTeamId = (await createTeam(db, { name: 'Hub', ownerId }, FIXTURE_ACTOR)).id;
       await addMember(db, hubTeamId, memberId, 'member', FIXTURE_ACTOR);
@@ -139,7 +180,10 @@ describe('svc backup of the live SQLite database (real processes)', { skip: sqli
     worker = await spawnSvc(['worker'], env);
     [, url] = await server.waitForLine(/svc listening on (http:\/\/[\d.]+:\d+) /, 120_000);
     await worker.waitForLine(/svc worker running/, 120_000);
-    const subscription = await post('/api/v1/teams/' + hubTeamId + '/webhooks/', ownerToken, { url: receiver.url, events: ['*'] });
+    const subscription = await post('/api/v1/teams/' + hubTeamId + '/webhooks/', ownerToken, {
+      url: receiver.url,
+      events: ['*'],
+    });
     assert.equal(subscription.status, 201);
     subscriptionId = ((await subscription.json()) as { id: string }).id;
   });
@@ -158,110 +202,155 @@ describe('svc backup of the live SQLite database (real processes)', { skip: sqli
     });
   const post = (route: string, token: string, body: unknown) => request(url, 'POST', route, token, body);
 
-  it(`backups taken during ${WRITE_SECONDS} s of steady writes pass integrity_check, a server started on one serves what was written before it began, progress shows on a terminal only`, { timeout: 300_000 }, async () => {
-    const teams: { id: string; at: number }[] = [];
-    const failures: string[] = [];
-    const started = Date.now();
-    const writing = () => Date.now() - started < WRITE_SECONDS * 1000;
-    // Two steady writers on `svc serve`: team creations (a team and its owner's membership per
-    // transaction) and profile updates (each an event that `svc worker` delivers and records).
-    const teamWriter = (async () => {
-      for (let i = 0; writing(); i++) {
-        const response = await post('/api/v1/teams/', ownerToken, { name: `Team ${i}` });
-        if (response.status === 201) teams.push({ id: ((await response.json()) as { id: string }).id, at: Date.now() });
-        else failures.push(`team ${i}: ${response.status} ${await response.text()}`);
-        await sleep(10);
-      }
-    })();
-    const profileWriter = (async () => {
-      for (let i = 0; writing(); i++) {
-        const response = await request(url, 'PATCH', '/api/v1/me/', memberToken, { first_name: `Name ${i}` });
-        if (response.status !== 200) failures.push(`profile ${i}: ${response.status} ${await response.text()}`);
-        await sleep(20);
-      }
-    })();
-
-    // The middle backup runs on a terminal: its progress must only go forward, over one snapshot's
-    // total (SQLite's backup starts over when another connection commits between two steps of a
-    // copy that is not held to one snapshot, and the count then drops back).
-    const backups: { file: string; began: number; ended: number; stdout: string; createdBefore: string[]; progress?: { copied: number; total: number }[] }[] = [];
-    for (const [i, seconds] of BACKUP_AT_SECONDS.entries()) {
-      await sleep(started + seconds * 1000 - Date.now());
-      const file = path.join(dataDir, `backup-${i}.sqlite3`);
-      const began = Date.now();
-      const createdBefore = teams.filter((team) => team.at < began).map((team) => team.id);
-      if (i === 1) {
-        const output = await onTerminal(env, ['backup', '--to', file]);
-        backups.push({ file, began, ended: Date.now(), stdout: output, createdBefore, progress: progressOf(output) });
-        continue;
-      }
-      const result = await svc(env, ['backup', '--to', file]);
-      assert.equal(result.code, 0, result.stderr);
-      assert.equal(result.stderr, '', 'piped, nothing but the result');
-      assert.doesNotMatch(result.stdout, /copied/, 'piped, no progress');
-      backups.push({ file, began, ended: Date.now(), stdout: result.stdout, createdBefore });
-    }
-    await Promise.all([teamWriter, profileWriter]);
-    assert.deepEqual(failures, [], 'every write during the backups succeeded');
-    const delivered = receiver.received.length;
-    await Promise.all([stop(server), stop(worker)]);
-
-    for (const backup of backups) {
-      assert.ok(teams.some((team) => team.at > backup.began && team.at < backup.ended), 'teams were being created while the backup ran');
-      assert.equal(fileMode(backup.file), 0o600, 'only its owner can read the backup');
-      assert.deepEqual(fs.readdirSync(dataDir).filter((name) => name.includes('.partial')), [], 'no temporary file is left');
-      assert.match(backup.stdout, new RegExp(`^backup written to ${backup.file}: .* \\(${fs.statSync(backup.file).size} bytes, \\d+ pages\\)$`, 'm'));
-      const content = inspect(backup.file);
-      assert.deepEqual(content.integrity, ['ok'], 'PRAGMA integrity_check');
-      assert.deepEqual(backup.createdBefore.filter((id) => !content.teamIds.has(id)), [], 'every team created before the backup began is in it');
-      assert.deepEqual(content.teamsWithoutOneOwner, [], 'each team with its owner: whole transactions only');
-      assert.equal(printedRows(backup.stdout, 'teams'), content.teamIds.size);
-      assert.equal(printedRows(backup.stdout, 'users'), FILLER_USERS + 2);
-      assert.ok(printedRows(backup.stdout, 'webhook_deliveries') > 0, 'the worker had recorded deliveries');
-    }
-    assert.ok(delivered > 0, 'the worker delivered events during the writes');
-    const progress = backups[1].progress!;
-    assert.ok(progress.length >= 3, `progress lines on a terminal:\n${backups[1].stdout}`);
-    const total = progress[0].total;
-    assert.ok(total > 1000, 'the database spans thousands of pages');
-    assert.ok(progress.some((step) => step.copied > 0 && step.copied < total), 'partial progress is shown');
-    assert.deepEqual(progress.at(-1), { copied: total, total }, 'it ends at the total');
-    for (const [i, step] of progress.entries()) {
-      assert.equal(step.total, total, 'one snapshot: the total never changes');
-      if (i > 0) assert.ok(step.copied > progress[i - 1].copied, `progress only goes forward: ${JSON.stringify(progress)}`);
-    }
-
-    // A fresh server in a new data directory, on a copy of the middle backup, with the same SECRET_KEY.
-    const chosen = backups[1];
-    const restoreDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-restore-'));
-    try {
-      fs.copyFileSync(chosen.file, path.join(restoreDir, 'service.sqlite3'));
-      const expected = inspect(path.join(restoreDir, 'service.sqlite3')).teamIds;
-      const restored = await spawnSvc(['serve', '--no-worker'], sqliteEnv(restoreDir));
-      try {
-        const [, restoredUrl] = await restored.waitForLine(/svc listening on (http:\/\/[\d.]+:\d+) /, 120_000);
-        const listed: string[] = [];
-        for (let page = 1; ; page++) {
-          const response = await request(restoredUrl, 'GET', `/api/v1/teams/?page=${page}`, ownerToken);
-          assert.equal(response.status, 200, await response.clone().text());
-          const body = (await response.json()) as { next: string | null; results: { id: string }[] };
-          listed.push(...body.results.map((team) => team.id));
-          if (!body.next) break;
+  it(
+    `backups taken during ${WRITE_SECONDS} s of steady writes pass integrity_check, a server started on one serves what was written before it began, progress shows on a terminal only`,
+    { timeout: 300_000 },
+    async () => {
+      const teams: { id: string; at: number }[] = [];
+      const failures: string[] = [];
+      const started = Date.now();
+      const writing = () => Date.now() - started < WRITE_SECONDS * 1000;
+      // Two steady writers on `svc serve`: team creations (a team and its owner's membership per
+      // transaction) and profile updates (each an event that `svc worker` delivers and records).
+      const teamWriter = (async () => {
+        for (let i = 0; writing(); i++) {
+          const response = await post('/api/v1/teams/', ownerToken, { name: `Team ${i}` });
+          if (response.status === 201)
+            teams.push({ id: ((await response.json()) as { id: string }).id, at: Date.now() });
+          else failures.push(`team ${i}: ${response.status} ${await response.text()}`);
+          await sleep(10);
         }
-        assert.deepEqual(chosen.createdBefore.filter((id) => !listed.includes(id)), [], 'every team created before the backup is listed, with a token made before it');
-        assert.deepEqual(new Set(listed), expected, 'the restored server lists exactly the teams in the backup');
-        const hooks = await request(restoredUrl, 'GET', `/api/v1/teams/${hubTeamId}/webhooks/`, ownerToken);
-        assert.equal(hooks.status, 200);
-        assert.deepEqual(((await hooks.json()) as { results: { id: string }[] }).results.map((hook) => hook.id), [subscriptionId]);
-      } finally {
-        await stop(restored);
+      })();
+      const profileWriter = (async () => {
+        for (let i = 0; writing(); i++) {
+          const response = await request(url, 'PATCH', '/api/v1/me/', memberToken, { first_name: `Name ${i}` });
+          if (response.status !== 200) failures.push(`profile ${i}: ${response.status} ${await response.text()}`);
+          await sleep(20);
+        }
+      })();
+
+      // The middle backup runs on a terminal: its progress must only go forward, over one snapshot's
+      // total (SQLite's backup starts over when another connection commits between two steps of a
+      // copy that is not held to one snapshot, and the count then drops back).
+      const backups: {
+        file: string;
+        began: number;
+        ended: number;
+        stdout: string;
+        createdBefore: string[];
+        progress?: { copied: number; total: number }[];
+      }[] = [];
+      for (const [i, seconds] of BACKUP_AT_SECONDS.entries()) {
+        await sleep(started + seconds * 1000 - Date.now());
+        const file = path.join(dataDir, `backup-${i}.sqlite3`);
+        const began = Date.now();
+        const createdBefore = teams.filter((team) => team.at < began).map((team) => team.id);
+        if (i === 1) {
+          const output = await onTerminal(env, ['backup', '--to', file]);
+          backups.push({ file, began, ended: Date.now(), stdout: output, createdBefore, progress: progressOf(output) });
+          continue;
+        }
+        const result = await svc(env, ['backup', '--to', file]);
+        assert.equal(result.code, 0, result.stderr);
+        assert.equal(result.stderr, '', 'piped, nothing but the result');
+        assert.doesNotMatch(result.stdout, /copied/, 'piped, no progress');
+        backups.push({ file, began, ended: Date.now(), stdout: result.stdout, createdBefore });
       }
-      assert.doesNotMatch(restored.output(), /"level":(50|60)/, 'the restored server logged no error');
-    } finally {
-      fs.rmSync(restoreDir, { recursive: true, force: true });
-    }
-    for (const process of [server, worker]) assert.doesNotMatch(process.output(), /"level":(50|60)|database is busy|database is locked/, 'no database error logged');
-  });
+      await Promise.all([teamWriter, profileWriter]);
+      assert.deepEqual(failures, [], 'every write during the backups succeeded');
+      const delivered = receiver.received.length;
+      await Promise.all([stop(server), stop(worker)]);
+
+      for (const backup of backups) {
+        assert.ok(
+          teams.some((team) => team.at > backup.began && team.at < backup.ended),
+          'teams were being created while the backup ran',
+        );
+        assert.equal(fileMode(backup.file), 0o600, 'only its owner can read the backup');
+        assert.deepEqual(
+          fs.readdirSync(dataDir).filter((name) => name.includes('.partial')),
+          [],
+          'no temporary file is left',
+        );
+        assert.match(
+          backup.stdout,
+          new RegExp(
+            `^backup written to ${backup.file}: .* \\(${fs.statSync(backup.file).size} bytes, \\d+ pages\\)$`,
+            'm',
+          ),
+        );
+        const content = inspect(backup.file);
+        assert.deepEqual(content.integrity, ['ok'], 'PRAGMA integrity_check');
+        assert.deepEqual(
+          backup.createdBefore.filter((id) => !content.teamIds.has(id)),
+          [],
+          'every team created before the backup began is in it',
+        );
+        assert.deepEqual(content.teamsWithoutOneOwner, [], 'each team with its owner: whole transactions only');
+        assert.equal(printedRows(backup.stdout, 'teams'), content.teamIds.size);
+        assert.equal(printedRows(backup.stdout, 'users'), FILLER_USERS + 2);
+        assert.ok(printedRows(backup.stdout, 'webhook_deliveries') > 0, 'the worker had recorded deliveries');
+      }
+      assert.ok(delivered > 0, 'the worker delivered events during the writes');
+      const progress = backups[1].progress!;
+      assert.ok(progress.length >= 3, `progress lines on a terminal:\n${backups[1].stdout}`);
+      const total = progress[0].total;
+      assert.ok(total > 1000, 'the database spans thousands of pages');
+      assert.ok(
+        progress.some((step) => step.copied > 0 && step.copied < total),
+        'partial progress is shown',
+      );
+      assert.deepEqual(progress.at(-1), { copied: total, total }, 'it ends at the total');
+      for (const [i, step] of progress.entries()) {
+        assert.equal(step.total, total, 'one snapshot: the total never changes');
+        if (i > 0)
+          assert.ok(step.copied > progress[i - 1].copied, `progress only goes forward: ${JSON.stringify(progress)}`);
+      }
+
+      // A fresh server in a new data directory, on a copy of the middle backup, with the same SECRET_KEY.
+      const chosen = backups[1];
+      const restoreDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-restore-'));
+      try {
+        fs.copyFileSync(chosen.file, path.join(restoreDir, 'service.sqlite3'));
+        const expected = inspect(path.join(restoreDir, 'service.sqlite3')).teamIds;
+        const restored = await spawnSvc(['serve', '--no-worker'], sqliteEnv(restoreDir));
+        try {
+          const [, restoredUrl] = await restored.waitForLine(/svc listening on (http:\/\/[\d.]+:\d+) /, 120_000);
+          const listed: string[] = [];
+          for (let page = 1; ; page++) {
+            const response = await request(restoredUrl, 'GET', `/api/v1/teams/?page=${page}`, ownerToken);
+            assert.equal(response.status, 200, await response.clone().text());
+            const body = (await response.json()) as { next: string | null; results: { id: string }[] };
+            listed.push(...body.results.map((team) => team.id));
+            if (!body.next) break;
+          }
+          assert.deepEqual(
+            chosen.createdBefore.filter((id) => !listed.includes(id)),
+            [],
+            'every team created before the backup is listed, with a token made before it',
+          );
+          assert.deepEqual(new Set(listed), expected, 'the restored server lists exactly the teams in the backup');
+          const hooks = await request(restoredUrl, 'GET', `/api/v1/teams/${hubTeamId}/webhooks/`, ownerToken);
+          assert.equal(hooks.status, 200);
+          assert.deepEqual(
+            ((await hooks.json()) as { results: { id: string }[] }).results.map((hook) => hook.id),
+            [subscriptionId],
+          );
+        } finally {
+          await stop(restored);
+        }
+        assert.doesNotMatch(restored.output(), /"level":(50|60)/, 'the restored server logged no error');
+      } finally {
+        fs.rmSync(restoreDir, { recursive: true, force: true });
+      }
+      for (const process of [server, worker])
+        assert.doesNotMatch(
+          process.output(),
+          /"level":(50|60)|database is busy|database is locked/,
+          'no database error logged',
+        );
+    },
+  );
 
   it('refuses a file that exists and leaves it unchanged (exit 2)', async () => {
     const existing = path.join(dataDir, 'existing.sqlite3');
@@ -285,34 +374,45 @@ describe('svc backup copies what is committed in the WAL', { skip: sqliteOnly },
   });
   after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
-  it('a user created while another connection keeps the WAL from being checkpointed is in the backup', { timeout: 60_000 }, async () => {
-    const env = sqliteEnv(dataDir);
-    assert.equal((await svc(env, ['migrate'])).code, 0);
-    const live = path.join(dataDir, 'service.sqlite3');
-    // A connection that stays open: the CLI's close is then not the last one and leaves the WAL as
-    // it is, as a running `svc serve` would.
-    const holder = new DatabaseSync(live);
-    try {
-      holder.exec('PRAGMA wal_autocheckpoint = 0');
-      holder.prepare('SELECT count(*) FROM users').get();
-      const created = await svc(env, ['user', 'create', '--email', 'wal@example.com', '--password', 'a long password here']);
-      assert.equal(created.code, 0, created.stderr);
-      // The main file alone (what copying it would give) does not have the user yet.
-      const mainFileOnly = path.join(dataDir, 'main-file-only.sqlite3');
-      fs.copyFileSync(live, mainFileOnly);
-      assert.equal(inspect(mainFileOnly).users, 0, 'the user is only in the WAL');
+  it(
+    'a user created while another connection keeps the WAL from being checkpointed is in the backup',
+    { timeout: 60_000 },
+    async () => {
+      const env = sqliteEnv(dataDir);
+      assert.equal((await svc(env, ['migrate'])).code, 0);
+      const live = path.join(dataDir, 'service.sqlite3');
+      // A connection that stays open: the CLI's close is then not the last one and leaves the WAL as
+      // it is, as a running `svc serve` would.
+      const holder = new DatabaseSync(live);
+      try {
+        holder.exec('PRAGMA wal_autocheckpoint = 0');
+        holder.prepare('SELECT count(*) FROM users').get();
+        const created = await svc(env, [
+          'user',
+          'create',
+          '--email',
+          'wal@example.com',
+          '--password',
+          'a long password here',
+        ]);
+        assert.equal(created.code, 0, created.stderr);
+        // The main file alone (what copying it would give) does not have the user yet.
+        const mainFileOnly = path.join(dataDir, 'main-file-only.sqlite3');
+        fs.copyFileSync(live, mainFileOnly);
+        assert.equal(inspect(mainFileOnly).users, 0, 'the user is only in the WAL');
 
-      const file = path.join(dataDir, 'backup.sqlite3');
-      const result = await svc(env, ['backup', '--to', file]);
-      assert.equal(result.code, 0, result.stderr);
-      assert.equal(printedRows(result.stdout, 'users'), 1);
-      const content = inspect(file);
-      assert.deepEqual(content.integrity, ['ok']);
-      assert.equal(content.users, 1);
-    } finally {
-      holder.close();
-    }
-  });
+        const file = path.join(dataDir, 'backup.sqlite3');
+        const result = await svc(env, ['backup', '--to', file]);
+        assert.equal(result.code, 0, result.stderr);
+        assert.equal(printedRows(result.stdout, 'users'), 1);
+        const content = inspect(file);
+        assert.deepEqual(content.integrity, ['ok']);
+        assert.equal(content.users, 1);
+      } finally {
+        holder.close();
+      }
+    },
+  );
 });
 
 describe('svc backup on PostgreSQL', () => {
@@ -328,7 +428,10 @@ describe('svc backup on PostgreSQL', () => {
       const result = await svc(env, ['backup', '--to', file]);
       assert.equal(result.code, 2);
       assert.equal(result.stdout, '');
-      assert.equal(result.stderr.split('\n')[0], 'svc: DATABASE_URL is PostgreSQL: back it up with pg_dump (docs/operations.md); svc backup copies the embedded SQLite database');
+      assert.equal(
+        result.stderr.split('\n')[0],
+        'svc: DATABASE_URL is PostgreSQL: back it up with pg_dump (docs/operations.md); svc backup copies the embedded SQLite database',
+      );
       assert.deepEqual(fs.readdirSync(dataDir).sort(), listing, 'nothing written');
     } finally {
       if (database) await database.drop();

@@ -34,7 +34,8 @@ net.Server.prototype.listen = function (...args) {
 `;
 
 // Packages Fastify require()s only off the start path, left to node_modules (scripts/bundle.mjs).
-const LEFT_OUT = /(^|\/)node_modules\/(ajv|@fastify\/ajv-compiler|@fastify\/fast-json-stringify-compiler|light-my-request)\//;
+const LEFT_OUT =
+  /(^|\/)node_modules\/(ajv|@fastify\/ajv-compiler|@fastify\/fast-json-stringify-compiler|light-my-request)\//;
 
 function run(env: Record<string, string>, args: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
@@ -67,13 +68,26 @@ describe('the production bundle', () => {
     fs.writeFileSync(path.join(OUT, 'test-preload.mjs'), PRELOAD);
     const migrated = await run(env, [path.join(OUT, 'main.js'), 'migrate']);
     assert.equal(migrated.code, 0, migrated.output);
-    const created = await run(env, [path.join(OUT, 'main.js'), 'user', 'create', '--email', EMAIL, '--password', PASSWORD, '--verified']);
+    const created = await run(env, [
+      path.join(OUT, 'main.js'),
+      'user',
+      'create',
+      '--email',
+      EMAIL,
+      '--password',
+      PASSWORD,
+      '--verified',
+    ]);
     assert.equal(created.code, 0, created.output);
-    server = spawn(NODE, ['--import', path.join(OUT, 'test-preload.mjs'), path.join(OUT, 'main.js'), 'serve', '--no-worker'], {
-      cwd: ROOT,
-      env: processEnv(env),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    server = spawn(
+      NODE,
+      ['--import', path.join(OUT, 'test-preload.mjs'), path.join(OUT, 'main.js'), 'serve', '--no-worker'],
+      {
+        cwd: ROOT,
+        env: processEnv(env),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const [, port, undici] = await waitForLine(server, /^bundle-listening (\d+) (.*)$/, 60_000);
     base = `http://127.0.0.1:${port}`;
     undiciAtListen = JSON.parse(undici);
@@ -95,9 +109,17 @@ describe('the production bundle', () => {
   it('leaves the schema compilers and light-my-request out of the bundle', () => {
     const maps = fs.readdirSync(OUT).filter((file) => file.endsWith('.js.map'));
     assert.ok(maps.length > 1);
-    const sources = maps.flatMap((file) => (JSON.parse(fs.readFileSync(path.join(OUT, file), 'utf8')) as { sources: string[] }).sources);
-    assert.ok(sources.some((source) => source.includes('node_modules/fastify/')), 'the source maps name the bundled packages');
-    assert.deepEqual(sources.filter((source) => LEFT_OUT.test(source)), []);
+    const sources = maps.flatMap(
+      (file) => (JSON.parse(fs.readFileSync(path.join(OUT, file), 'utf8')) as { sources: string[] }).sources,
+    );
+    assert.ok(
+      sources.some((source) => source.includes('node_modules/fastify/')),
+      'the source maps name the bundled packages',
+    );
+    assert.deepEqual(
+      sources.filter((source) => LEFT_OUT.test(source)),
+      [],
+    );
   });
 
   it('answers a refusal as problem details, titled from node:http’s status texts', async () => {

@@ -20,7 +20,10 @@ export interface CliResult {
 export async function cli(env: Record<string, string>, argv: string[]): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
-  const code = await runCli(argv, env, { out: (text) => (stdout += text + '\n'), err: (text) => (stderr += text + '\n') });
+  const code = await runCli(argv, env, {
+    out: (text) => (stdout += text + '\n'),
+    err: (text) => (stderr += text + '\n'),
+  });
   return { code, stdout, stderr };
 }
 
@@ -30,7 +33,11 @@ export function processEnv(env: Record<string, string>): Record<string, string> 
 }
 
 export function spawnSvc(env: Record<string, string>, argv: string[]): ChildProcess {
-  return spawn(NODE, ['--disable-warning=ExperimentalWarning', 'src/main.ts', ...argv], { cwd: ROOT, env: processEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(NODE, ['--disable-warning=ExperimentalWarning', 'src/main.ts', ...argv], {
+    cwd: ROOT,
+    env: processEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 /** `node src/main.ts …` as a subprocess, to completion. */
@@ -58,7 +65,10 @@ export function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 60
   return new Promise((resolve, reject) => {
     let buffer = '';
     let stderr = '';
-    const timer = setTimeout(() => done(new Error(`no line matching ${pattern} within ${timeoutMs} ms; stdout: ${buffer}; stderr: ${stderr}`)), timeoutMs);
+    const timer = setTimeout(
+      () => done(new Error(`no line matching ${pattern} within ${timeoutMs} ms; stdout: ${buffer}; stderr: ${stderr}`)),
+      timeoutMs,
+    );
     const onData = (chunk: Buffer) => {
       buffer += chunk;
       for (const line of buffer.split('\n')) {
@@ -67,7 +77,8 @@ export function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 60
       }
     };
     const onErr = (chunk: Buffer) => (stderr += chunk);
-    const onExit = (code: number | null) => done(new Error(`exited with ${code} before printing ${pattern}; stdout: ${buffer}; stderr: ${stderr}`));
+    const onExit = (code: number | null) =>
+      done(new Error(`exited with ${code} before printing ${pattern}; stdout: ${buffer}; stderr: ${stderr}`));
     function done(error: Error | null, match?: RegExpExecArray) {
       clearTimeout(timer);
       child.stdout!.off('data', onData);
@@ -82,9 +93,13 @@ export function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 60
   });
 }
 
-export function exitOf(child: ChildProcess, timeoutMs = 30_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+export function exitOf(
+  child: ChildProcess,
+  timeoutMs = 30_000,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   return new Promise((resolve, reject) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve({ code: child.exitCode, signal: child.signalCode });
+    if (child.exitCode !== null || child.signalCode !== null)
+      return resolve({ code: child.exitCode, signal: child.signalCode });
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error('the process did not exit in time'));

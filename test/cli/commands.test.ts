@@ -37,7 +37,20 @@ describe('svc CLI', () => {
     it('no command prints the usage of every command and exits 2', async () => {
       const result = await run();
       assert.equal(result.code, 2);
-      for (const command of ['svc serve', 'svc migrate', 'svc user create', 'svc user deactivate', 'svc user activate', 'svc team create', 'svc team add-member', 'svc team deactivate', 'svc team activate', 'svc token create', 'svc token list', 'svc token revoke']) {
+      for (const command of [
+        'svc serve',
+        'svc migrate',
+        'svc user create',
+        'svc user deactivate',
+        'svc user activate',
+        'svc team create',
+        'svc team add-member',
+        'svc team deactivate',
+        'svc team activate',
+        'svc token create',
+        'svc token list',
+        'svc token revoke',
+      ]) {
         assert.ok(result.stderr.includes(command), `usage lists ${command}`);
       }
     });
@@ -47,9 +60,17 @@ describe('svc CLI', () => {
       await refused(2, ['user', 'delete', '--email', 'x@example.com'], /^svc: unknown command "user delete"\nUsage: /);
     });
 
-    it('unknown options and stray positional arguments exit 2 with the command\'s usage', async () => {
-      await refused(2, ['user', 'create', '--email', 'a@example.com', '--password', 'long enough pw', '--admin'], /^svc: unknown option '--admin'\nUsage: svc user create/);
-      await refused(2, ['user', 'create', 'a@example.com'], /^svc: unexpected argument 'a@example.com'\nUsage: svc user create/);
+    it("unknown options and stray positional arguments exit 2 with the command's usage", async () => {
+      await refused(
+        2,
+        ['user', 'create', '--email', 'a@example.com', '--password', 'long enough pw', '--admin'],
+        /^svc: unknown option '--admin'\nUsage: svc user create/,
+      );
+      await refused(
+        2,
+        ['user', 'create', 'a@example.com'],
+        /^svc: unexpected argument 'a@example.com'\nUsage: svc user create/,
+      );
       await refused(2, ['token', 'list', '--email'], /--email/);
     });
 
@@ -66,8 +87,23 @@ describe('svc CLI', () => {
   });
 
   describe('svc user create', () => {
-    it('prints the new user\'s id and stores the user (e-mail lower-cased, names, flags)', async () => {
-      const result = await run('user', 'create', '--email', 'Ada@Example.com', '--password', 'a long password', '--first-name', 'Ada', '--last-name', 'Lovelace', '--display-name', 'ada', '--verified', '--staff');
+    it("prints the new user's id and stores the user (e-mail lower-cased, names, flags)", async () => {
+      const result = await run(
+        'user',
+        'create',
+        '--email',
+        'Ada@Example.com',
+        '--password',
+        'a long password',
+        '--first-name',
+        'Ada',
+        '--last-name',
+        'Lovelace',
+        '--display-name',
+        'ada',
+        '--verified',
+        '--staff',
+      );
       assert.equal(result.code, 0, result.stderr);
       assert.match(result.stdout, /^\d+\n$/);
       const row = await userRow('ada@example.com');
@@ -86,25 +122,44 @@ describe('svc CLI', () => {
       const result = await run('user', 'create', '--email', 'plain@example.com', '--password', 'a long password');
       assert.equal(result.code, 0, result.stderr);
       const row = await userRow('plain@example.com');
-      assert.deepEqual([row!.first_name, row!.last_name, row!.display_name, row!.email_verified_at, row!.is_staff], ['', '', '', null, 0]);
+      assert.deepEqual(
+        [row!.first_name, row!.last_name, row!.display_name, row!.email_verified_at, row!.is_staff],
+        ['', '', '', null, 0],
+      );
     });
 
     it('an existing e-mail (in any case) exits 1 with a message', async () => {
-      await refused(1, ['user', 'create', '--email', 'ADA@example.com', '--password', 'another long one'], /already exists/);
+      await refused(
+        1,
+        ['user', 'create', '--email', 'ADA@example.com', '--password', 'another long one'],
+        /already exists/,
+      );
     });
 
     it('bad arguments exit 2', async () => {
       await refused(2, ['user', 'create', '--password', 'a long password'], /--email is required/);
       await refused(2, ['user', 'create', '--email', 'new@example.com'], /--password is required/);
-      await refused(2, ['user', 'create', '--email', 'not-an-email', '--password', 'a long password'], /not a valid e-mail/);
+      await refused(
+        2,
+        ['user', 'create', '--email', 'not-an-email', '--password', 'a long password'],
+        /not a valid e-mail/,
+      );
       await refused(2, ['user', 'create', '--email', '', '--password', 'a long password'], /--email is required/);
-      await refused(2, ['user', 'create', '--email', 'new@example.com', '--password', 'short'], /--password must be at least/);
-      await refused(2, ['user', 'create', '--email', 'new@example.com', '--password', 'a long password', '--verified=yes'], /verified/);
+      await refused(
+        2,
+        ['user', 'create', '--email', 'new@example.com', '--password', 'short'],
+        /--password must be at least/,
+      );
+      await refused(
+        2,
+        ['user', 'create', '--email', 'new@example.com', '--password', 'a long password', '--verified=yes'],
+        /verified/,
+      );
     });
   });
 
   describe('svc user deactivate / activate', () => {
-    it('switches the user\'s active flag, and the user\'s tokens with it', async () => {
+    it("switches the user's active flag, and the user's tokens with it", async () => {
       const user = await t.user();
       const token = await t.token(user.id, ['read:profile']);
       const off = await run('user', 'deactivate', '--email', user.email.toUpperCase());
@@ -120,8 +175,16 @@ describe('svc CLI', () => {
     });
 
     it('an unknown user exits 1; bad arguments exit 2', async () => {
-      await refused(1, ['user', 'deactivate', '--email', 'nobody@example.com'], /^svc: no user with e-mail nobody@example.com\n$/);
-      await refused(1, ['user', 'activate', '--email', 'nobody@example.com'], /^svc: no user with e-mail nobody@example.com\n$/);
+      await refused(
+        1,
+        ['user', 'deactivate', '--email', 'nobody@example.com'],
+        /^svc: no user with e-mail nobody@example.com\n$/,
+      );
+      await refused(
+        1,
+        ['user', 'activate', '--email', 'nobody@example.com'],
+        /^svc: no user with e-mail nobody@example.com\n$/,
+      );
       await refused(2, ['user', 'deactivate'], /--email is required/);
       await refused(2, ['user', 'activate', '--email', 'nope'], /not a valid e-mail/);
     });
@@ -143,8 +206,15 @@ describe('svc CLI', () => {
       assert.match(id, UUID);
       const team = await t.ctx.db.kysely.selectFrom('teams').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
       assert.deepEqual([team.name, team.slug, team.is_active], ['Rocket Science Ltd.', 'rocket-science-ltd', 1]);
-      const members = await t.ctx.db.kysely.selectFrom('memberships').select(['user_id', 'role']).where('team_id', '=', id).execute();
-      assert.deepEqual(members.map((m) => [m.user_id, m.role]), [[owner.id, 'owner']]);
+      const members = await t.ctx.db.kysely
+        .selectFrom('memberships')
+        .select(['user_id', 'role'])
+        .where('team_id', '=', id)
+        .execute();
+      assert.deepEqual(
+        members.map((m) => [m.user_id, m.role]),
+        [[owner.id, 'owner']],
+      );
     });
 
     it('team create with --slug uses it; the same name again gets a free slug', async () => {
@@ -152,13 +222,29 @@ describe('svc CLI', () => {
       assert.equal(explicit.code, 0, explicit.stderr);
       const again = await run('team', 'create', '--name', 'Rocket Science Ltd.', '--owner', owner.email);
       assert.equal(again.code, 0);
-      const slugs = await t.ctx.db.kysely.selectFrom('teams').select('slug').where('id', 'in', [explicit.stdout.trim(), again.stdout.trim()]).orderBy('slug').execute();
-      assert.deepEqual(slugs.map((s) => s.slug), ['rocket-science-ltd-2', 'zeta-corp']);
+      const slugs = await t.ctx.db.kysely
+        .selectFrom('teams')
+        .select('slug')
+        .where('id', 'in', [explicit.stdout.trim(), again.stdout.trim()])
+        .orderBy('slug')
+        .execute();
+      assert.deepEqual(
+        slugs.map((s) => s.slug),
+        ['rocket-science-ltd-2', 'zeta-corp'],
+      );
     });
 
     it('team create failures exit 1 (taken slug, unknown owner) and bad arguments exit 2', async () => {
-      await refused(1, ['team', 'create', '--name', 'Other', '--slug', 'zeta-corp', '--owner', owner.email], /already taken/);
-      await refused(1, ['team', 'create', '--name', 'Other', '--owner', 'nobody@example.com'], /^svc: no user with e-mail nobody@example.com\n$/);
+      await refused(
+        1,
+        ['team', 'create', '--name', 'Other', '--slug', 'zeta-corp', '--owner', owner.email],
+        /already taken/,
+      );
+      await refused(
+        1,
+        ['team', 'create', '--name', 'Other', '--owner', 'nobody@example.com'],
+        /^svc: no user with e-mail nobody@example.com\n$/,
+      );
       await refused(2, ['team', 'create', '--owner', owner.email], /--name is required/);
       await refused(2, ['team', 'create', '--name', 'X'], /--owner is required/);
       await refused(2, ['team', 'create', '--name', 'X', '--slug', 'Bad Slug', '--owner', owner.email], /--slug/);
@@ -170,31 +256,96 @@ describe('svc CLI', () => {
       const added = await run('team', 'add-member', '--team', 'zeta-corp', '--email', other.email, '--role', 'admin');
       assert.equal(added.code, 0, added.stderr);
       assert.equal(added.stderr, '');
-      const zeta = await t.ctx.db.kysely.selectFrom('teams').select('id').where('slug', '=', 'zeta-corp').executeTakeFirstOrThrow();
+      const zeta = await t.ctx.db.kysely
+        .selectFrom('teams')
+        .select('id')
+        .where('slug', '=', 'zeta-corp')
+        .executeTakeFirstOrThrow();
       const third = await t.user();
-      const byId = await run('team', 'add-member', '--team', zeta.id.toUpperCase(), '--email', third.email, '--role', 'member');
+      const byId = await run(
+        'team',
+        'add-member',
+        '--team',
+        zeta.id.toUpperCase(),
+        '--email',
+        third.email,
+        '--role',
+        'member',
+      );
       assert.equal(byId.code, 0, byId.stderr);
-      const members = await t.ctx.db.kysely.selectFrom('memberships').select(['user_id', 'role']).where('team_id', '=', zeta.id).orderBy('id').execute();
-      assert.deepEqual(members.map((m) => [m.user_id, m.role]), [[owner.id, 'owner'], [other.id, 'admin'], [third.id, 'member']]);
+      const members = await t.ctx.db.kysely
+        .selectFrom('memberships')
+        .select(['user_id', 'role'])
+        .where('team_id', '=', zeta.id)
+        .orderBy('id')
+        .execute();
+      assert.deepEqual(
+        members.map((m) => [m.user_id, m.role]),
+        [
+          [owner.id, 'owner'],
+          [other.id, 'admin'],
+          [third.id, 'member'],
+        ],
+      );
       const token = await t.token(other.id, ['read:teams']);
       const res = await t.inject({ url: `/api/v1/teams/${zeta.id}/`, headers: bearer(token) });
       assert.equal(res.json().role, 'admin');
     });
 
     it('team add-member failures exit 1 and bad arguments exit 2', async () => {
-      await refused(1, ['team', 'add-member', '--team', 'zeta-corp', '--email', other.email, '--role', 'member'], /already a member/);
-      await refused(1, ['team', 'add-member', '--team', 'no-such-team', '--email', other.email, '--role', 'member'], /^svc: no team with id or slug "[^"]+"\n$/);
-      await refused(1, ['team', 'add-member', '--team', '00000000-0000-0000-0000-000000000000', '--email', other.email, '--role', 'member'], /^svc: no team with id or slug "[^"]+"\n$/);
-      await refused(1, ['team', 'add-member', '--team', 'zeta-corp', '--email', 'nobody@example.com', '--role', 'member'], /^svc: no user with e-mail nobody@example.com\n$/);
-      await refused(2, ['team', 'add-member', '--team', 'zeta-corp', '--email', other.email, '--role', 'superuser'], /--role must be owner, admin or member/);
+      await refused(
+        1,
+        ['team', 'add-member', '--team', 'zeta-corp', '--email', other.email, '--role', 'member'],
+        /already a member/,
+      );
+      await refused(
+        1,
+        ['team', 'add-member', '--team', 'no-such-team', '--email', other.email, '--role', 'member'],
+        /^svc: no team with id or slug "[^"]+"\n$/,
+      );
+      await refused(
+        1,
+        [
+          'team',
+          'add-member',
+          '--team',
+          '00000000-0000-0000-0000-000000000000',
+          '--email',
+          other.email,
+          '--role',
+          'member',
+        ],
+        /^svc: no team with id or slug "[^"]+"\n$/,
+      );
+      await refused(
+        1,
+        ['team', 'add-member', '--team', 'zeta-corp', '--email', 'nobody@example.com', '--role', 'member'],
+        /^svc: no user with e-mail nobody@example.com\n$/,
+      );
+      await refused(
+        2,
+        ['team', 'add-member', '--team', 'zeta-corp', '--email', other.email, '--role', 'superuser'],
+        /--role must be owner, admin or member/,
+      );
       await refused(2, ['team', 'add-member', '--team', 'zeta-corp', '--email', other.email], /--role is required/);
       await refused(2, ['team', 'add-member', '--email', other.email, '--role', 'member'], /--team is required/);
       await refused(2, ['team', 'add-member', '--team', 'zeta-corp', '--role', 'member'], /--email is required/);
     });
 
     it('team deactivate / activate switch the flag by slug or id; unknown team exits 1, missing --team exits 2', async () => {
-      const zeta = await t.ctx.db.kysely.selectFrom('teams').select('id').where('slug', '=', 'zeta-corp').executeTakeFirstOrThrow();
-      const active = async () => (await t.ctx.db.kysely.selectFrom('teams').select('is_active').where('id', '=', zeta.id).executeTakeFirstOrThrow()).is_active;
+      const zeta = await t.ctx.db.kysely
+        .selectFrom('teams')
+        .select('id')
+        .where('slug', '=', 'zeta-corp')
+        .executeTakeFirstOrThrow();
+      const active = async () =>
+        (
+          await t.ctx.db.kysely
+            .selectFrom('teams')
+            .select('is_active')
+            .where('id', '=', zeta.id)
+            .executeTakeFirstOrThrow()
+        ).is_active;
       const off = await run('team', 'deactivate', '--team', 'zeta-corp');
       assert.equal(off.code, 0, off.stderr);
       assert.equal(await active(), 0);
@@ -215,7 +366,16 @@ describe('svc CLI', () => {
     });
 
     it('token create prints the raw token alone on one line, and the token works', async () => {
-      const result = await run('token', 'create', '--email', user.email, '--name', 'laptop', '--scopes', 'read:profile read:teams');
+      const result = await run(
+        'token',
+        'create',
+        '--email',
+        user.email,
+        '--name',
+        'laptop',
+        '--scopes',
+        'read:profile read:teams',
+      );
       assert.equal(result.code, 0, result.stderr);
       assert.equal(result.stderr, '');
       assert.match(result.stdout, /^svc_[0-9A-Za-z]{36}\n$/);
@@ -225,39 +385,120 @@ describe('svc CLI', () => {
       assert.equal(me.statusCode, 200);
       assert.equal(me.json().id, user.id);
       assert.equal((await t.inject({ url: '/api/v1/products/', headers: bearer(token) })).statusCode, 403);
-      const row = await t.ctx.db.kysely.selectFrom('personal_access_tokens').selectAll().where('token_prefix', '=', token.slice(0, 12)).executeTakeFirstOrThrow();
+      const row = await t.ctx.db.kysely
+        .selectFrom('personal_access_tokens')
+        .selectAll()
+        .where('token_prefix', '=', token.slice(0, 12))
+        .executeTakeFirstOrThrow();
       assert.deepEqual(JSON.parse(row.scopes), ['read:profile', 'read:teams']);
       assert.equal(row.name, 'laptop');
       assert.equal(row.expires_at, null);
     });
 
     it('--scopes accepts commas; no --scopes means an empty list (full access by default)', async () => {
-      const commas = await run('token', 'create', '--email', user.email, '--name', 'ci', '--scopes', 'read:teams,read:products');
+      const commas = await run(
+        'token',
+        'create',
+        '--email',
+        user.email,
+        '--name',
+        'ci',
+        '--scopes',
+        'read:teams,read:products',
+      );
       assert.equal(commas.code, 0);
       const empty = await run('token', 'create', '--email', user.email, '--name', 'all');
       assert.equal(empty.code, 0);
-      const rows = await t.ctx.db.kysely.selectFrom('personal_access_tokens').select(['name', 'scopes']).where('user_id', '=', user.id).where('name', 'in', ['ci', 'all']).orderBy('name').execute();
-      assert.deepEqual(rows.map((r) => [r.name, JSON.parse(r.scopes)]), [['all', []], ['ci', ['read:teams', 'read:products']]]);
-      assert.equal((await t.inject({ url: '/api/v1/products/', headers: bearer(empty.stdout.trim()) })).statusCode, 200);
+      const rows = await t.ctx.db.kysely
+        .selectFrom('personal_access_tokens')
+        .select(['name', 'scopes'])
+        .where('user_id', '=', user.id)
+        .where('name', 'in', ['ci', 'all'])
+        .orderBy('name')
+        .execute();
+      assert.deepEqual(
+        rows.map((r) => [r.name, JSON.parse(r.scopes)]),
+        [
+          ['all', []],
+          ['ci', ['read:teams', 'read:products']],
+        ],
+      );
+      assert.equal(
+        (await t.inject({ url: '/api/v1/products/', headers: bearer(empty.stdout.trim()) })).statusCode,
+        200,
+      );
     });
 
     it('--expires-at with a date means through that UTC day; with an ISO time, that moment', async () => {
       const date = await run('token', 'create', '--email', user.email, '--name', 'dated', '--expires-at', '2099-01-31');
       assert.equal(date.code, 0, date.stderr);
-      const time = await run('token', 'create', '--email', user.email, '--name', 'timed', '--expires-at', '2099-06-01T12:30:00+02:00');
+      const time = await run(
+        'token',
+        'create',
+        '--email',
+        user.email,
+        '--name',
+        'timed',
+        '--expires-at',
+        '2099-06-01T12:30:00+02:00',
+      );
       assert.equal(time.code, 0, time.stderr);
-      const rows = await t.ctx.db.kysely.selectFrom('personal_access_tokens').select(['name', 'expires_at']).where('name', 'in', ['dated', 'timed']).orderBy('name').execute();
-      assert.deepEqual(rows.map((r) => [r.name, r.expires_at]), [['dated', '2099-02-01T00:00:00.000Z'], ['timed', '2099-06-01T10:30:00.000Z']]);
+      const rows = await t.ctx.db.kysely
+        .selectFrom('personal_access_tokens')
+        .select(['name', 'expires_at'])
+        .where('name', 'in', ['dated', 'timed'])
+        .orderBy('name')
+        .execute();
+      assert.deepEqual(
+        rows.map((r) => [r.name, r.expires_at]),
+        [
+          ['dated', '2099-02-01T00:00:00.000Z'],
+          ['timed', '2099-06-01T10:30:00.000Z'],
+        ],
+      );
       assert.equal((await t.inject({ url: '/api/v1/me/', headers: bearer(date.stdout.trim()) })).statusCode, 200);
     });
 
     it('bad arguments exit 2 (past or malformed expiry, unknown scope, missing name or e-mail)', async () => {
-      await refused(2, ['token', 'create', '--email', user.email, '--name', 'x', '--expires-at', '2020-01-01'], /--expires-at "2020-01-01" is in the past/);
-      await refused(2, ['token', 'create', '--email', user.email, '--name', 'x', '--expires-at', new Date(Date.now() - 60_000).toISOString()], /in the past/);
-      await refused(2, ['token', 'create', '--email', user.email, '--name', 'x', '--expires-at', 'tomorrow'], /not a date/);
-      await refused(2, ['token', 'create', '--email', user.email, '--name', 'x', '--expires-at', '2099-02-30'], /not a date/);
-      await refused(2, ['token', 'create', '--email', user.email, '--name', 'x', '--expires-at', '2099-01-01T10:00:00'], /not a date/);
-      await refused(2, ['token', 'create', '--email', user.email, '--name', 'x', '--scopes', 'read:profile read:everything'], /unknown scope\(s\): read:everything/);
+      await refused(
+        2,
+        ['token', 'create', '--email', user.email, '--name', 'x', '--expires-at', '2020-01-01'],
+        /--expires-at "2020-01-01" is in the past/,
+      );
+      await refused(
+        2,
+        [
+          'token',
+          'create',
+          '--email',
+          user.email,
+          '--name',
+          'x',
+          '--expires-at',
+          new Date(Date.now() - 60_000).toISOString(),
+        ],
+        /in the past/,
+      );
+      await refused(
+        2,
+        ['token', 'create', '--email', user.email, '--name', 'x', '--expires-at', 'tomorrow'],
+        /not a date/,
+      );
+      await refused(
+        2,
+        ['token', 'create', '--email', user.email, '--name', 'x', '--expires-at', '2099-02-30'],
+        /not a date/,
+      );
+      await refused(
+        2,
+        ['token', 'create', '--email', user.email, '--name', 'x', '--expires-at', '2099-01-01T10:00:00'],
+        /not a date/,
+      );
+      await refused(
+        2,
+        ['token', 'create', '--email', user.email, '--name', 'x', '--scopes', 'read:profile read:everything'],
+        /unknown scope\(s\): read:everything/,
+      );
       await refused(2, ['token', 'create', '--email', user.email], /--name is required/);
       await refused(2, ['token', 'create', '--email', user.email, '--name', '   '], /--name is required/);
       await refused(2, ['token', 'create', '--email', user.email, '--name', 'x'.repeat(101)], /--name/);
@@ -265,14 +506,26 @@ describe('svc CLI', () => {
     });
 
     it('an unknown user exits 1', async () => {
-      await refused(1, ['token', 'create', '--email', 'nobody@example.com', '--name', 'x'], /^svc: no user with e-mail nobody@example.com\n$/);
-      await refused(1, ['token', 'list', '--email', 'nobody@example.com'], /^svc: no user with e-mail nobody@example.com\n$/);
+      await refused(
+        1,
+        ['token', 'create', '--email', 'nobody@example.com', '--name', 'x'],
+        /^svc: no user with e-mail nobody@example.com\n$/,
+      );
+      await refused(
+        1,
+        ['token', 'list', '--email', 'nobody@example.com'],
+        /^svc: no user with e-mail nobody@example.com\n$/,
+      );
     });
 
     it('token list --json prints an array of objects, id first, newest first, never the raw token or hash', async () => {
       const fresh = await t.user();
-      const a = (await run('token', 'create', '--email', fresh.email, '--name', 'first', '--scopes', 'read:profile')).stdout.trim();
-      const b = (await run('token', 'create', '--email', fresh.email, '--name', 'second', '--expires-at', '2099-01-31')).stdout.trim();
+      const a = (
+        await run('token', 'create', '--email', fresh.email, '--name', 'first', '--scopes', 'read:profile')
+      ).stdout.trim();
+      const b = (
+        await run('token', 'create', '--email', fresh.email, '--name', 'second', '--expires-at', '2099-01-31')
+      ).stdout.trim();
       const result = await run('token', 'list', '--email', fresh.email, '--json');
       assert.equal(result.code, 0, result.stderr);
       const rows = JSON.parse(result.stdout);
@@ -281,9 +534,21 @@ describe('svc CLI', () => {
       for (const row of rows) {
         assert.equal(Object.keys(row)[0], 'id');
         assert.equal(typeof row.id, 'number');
-        assert.deepEqual(Object.keys(row), ['id', 'name', 'prefix', 'scopes', 'created_at', 'last_used_at', 'expires_at', 'revoked_at']);
+        assert.deepEqual(Object.keys(row), [
+          'id',
+          'name',
+          'prefix',
+          'scopes',
+          'created_at',
+          'last_used_at',
+          'expires_at',
+          'revoked_at',
+        ]);
       }
-      assert.deepEqual(rows.map((r: { name: string }) => r.name), ['second', 'first']);
+      assert.deepEqual(
+        rows.map((r: { name: string }) => r.name),
+        ['second', 'first'],
+      );
       assert.equal(rows[0].prefix, b.slice(0, 12));
       assert.deepEqual(rows[1].scopes, ['read:profile']);
       assert.equal(rows[0].expires_at, '2099-02-01T00:00:00.000Z');
@@ -293,7 +558,16 @@ describe('svc CLI', () => {
 
     it('token list without --json prints a table with a header row', async () => {
       const fresh = await t.user();
-      await run('token', 'create', '--email', fresh.email, '--name', 'deploy-bot', '--scopes', 'read:teams read:products');
+      await run(
+        'token',
+        'create',
+        '--email',
+        fresh.email,
+        '--name',
+        'deploy-bot',
+        '--scopes',
+        'read:teams read:products',
+      );
       const result = await run('token', 'list', '--email', fresh.email);
       assert.equal(result.code, 0);
       const lines = result.stdout.trimEnd().split('\n');

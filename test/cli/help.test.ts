@@ -70,11 +70,18 @@ describe('svc help, usage errors and failures (real processes)', () => {
     }
     const results = await runAll(helpEnv, lines);
     results.forEach((result, i) => {
-      const command = commands.find((c) => c.path.join(' ') === lines[i].filter((word) => word !== 'help' && !word.startsWith('-') && word !== 'x').join(' '))!;
+      const command = commands.find(
+        (c) =>
+          c.path.join(' ') ===
+          lines[i].filter((word) => word !== 'help' && !word.startsWith('-') && word !== 'x').join(' '),
+      )!;
       assert.equal(result.code, 0, `svc ${lines[i].join(' ')}: ${result.stderr}`);
       assert.equal(result.stderr, '');
       assert.equal(result.stdout.split('\n\n')[0], `Usage: ${command.usage}`, lines[i].join(' '));
-      assert.ok(result.stdout.includes(`\n${command.summary}\n`), `svc ${lines[i].join(' ')} says what the command does`);
+      assert.ok(
+        result.stdout.includes(`\n${command.summary}\n`),
+        `svc ${lines[i].join(' ')} says what the command does`,
+      );
     });
     assert.deepEqual(fs.readdirSync(emptyDir), [], 'no database, no secret key: help opens nothing');
   });
@@ -88,7 +95,10 @@ describe('svc help, usage errors and failures (real processes)', () => {
     assert.ok(!help.stdout.includes('svc token create'), 'only the group');
     assert.equal(bare.code, 2);
     assert.equal(bare.stdout, '');
-    assert.match(bare.stderr, /^svc: "team" needs one of the commands below\nUsage: svc <command> \[options\]\n[\s\S]*svc team create/);
+    assert.match(
+      bare.stderr,
+      /^svc: "team" needs one of the commands below\nUsage: svc <command> \[options\]\n[\s\S]*svc team create/,
+    );
   });
 
   it('an unknown command or option: one line, then the usage, on stderr; exit 2; nothing written', async () => {
@@ -102,9 +112,20 @@ describe('svc help, usage errors and failures (real processes)', () => {
     const fullUsage = (await svc(helpEnv, ['--help'])).stdout;
     assert.deepEqual(command, { code: 2, stdout: '', stderr: `svc: unknown command "frobnicate"\n${fullUsage}` });
     assert.equal(subcommand.code, 2);
-    assert.match(subcommand.stderr, /^svc: unknown command "user delete"\nUsage: svc <command> \[options\]\n[\s\S]*svc user create/);
-    assert.deepEqual(option, { code: 2, stdout: '', stderr: "svc: unknown option '--bogus'\nUsage: svc team create --name N [--slug S] --owner EMAIL\n" });
-    assert.deepEqual(positional, { code: 2, stdout: '', stderr: "svc: unexpected argument 'a@example.com'\nUsage: svc token list --email E [--json]\n" });
+    assert.match(
+      subcommand.stderr,
+      /^svc: unknown command "user delete"\nUsage: svc <command> \[options\]\n[\s\S]*svc user create/,
+    );
+    assert.deepEqual(option, {
+      code: 2,
+      stdout: '',
+      stderr: "svc: unknown option '--bogus'\nUsage: svc team create --name N [--slug S] --owner EMAIL\n",
+    });
+    assert.deepEqual(positional, {
+      code: 2,
+      stdout: '',
+      stderr: "svc: unexpected argument 'a@example.com'\nUsage: svc token list --email E [--json]\n",
+    });
     assert.deepEqual(helpOfNothing, command);
     assert.equal((await t.ctx.db.kysely.selectFrom('teams').select('id').execute()).length, 0);
   });
@@ -117,7 +138,11 @@ describe('svc help, usage errors and failures (real processes)', () => {
     ]);
     assert.deepEqual(noUser, { code: 1, stdout: '', stderr: 'svc: no user with e-mail a@example.com\n' });
     assert.deepEqual(noTeam, { code: 1, stdout: '', stderr: 'svc: no team with id or slug "no-such-team"\n' });
-    assert.deepEqual(badSetting, { code: 1, stdout: '', stderr: 'svc: configuration error: PORT must be an integer, got "eighty"\n' });
+    assert.deepEqual(badSetting, {
+      code: 1,
+      stdout: '',
+      stderr: 'svc: configuration error: PORT must be an integer, got "eighty"\n',
+    });
   });
 
   it('an unexpected failure is one line; --debug (anywhere) or SERVICE_DEBUG=1 adds its stack trace', async () => {
@@ -134,13 +159,26 @@ describe('svc help, usage errors and failures (real processes)', () => {
     for (const result of [debugFirst, debugLast, debugEnv]) {
       assert.equal(result.code, 1);
       assert.ok(result.stderr.startsWith(line), result.stderr);
-      assert.match(result.stderr.slice(line.length), /^Error: unable to open database file\n\s+at /, 'the stack trace follows the line');
+      assert.match(
+        result.stderr.slice(line.length),
+        /^Error: unable to open database file\n\s+at /,
+        'the stack trace follows the line',
+      );
     }
   });
 
   it('suppression list --json prints objects whose first key is id, like every other --json list', async () => {
-    await insertSuppression(t.ctx.db.kysely, { email: 'bounced@example.com', reason: 'bounce', eventKey: 'msg-1', occurredAt: new Date().toISOString() });
-    const row = await t.ctx.db.kysely.selectFrom('mail_suppressions').select('id').where('email', '=', 'bounced@example.com').executeTakeFirstOrThrow();
+    await insertSuppression(t.ctx.db.kysely, {
+      email: 'bounced@example.com',
+      reason: 'bounce',
+      eventKey: 'msg-1',
+      occurredAt: new Date().toISOString(),
+    });
+    const row = await t.ctx.db.kysely
+      .selectFrom('mail_suppressions')
+      .select('id')
+      .where('email', '=', 'bounced@example.com')
+      .executeTakeFirstOrThrow();
     const result = await svc(t.env, ['suppression', 'list', '--json']);
     assert.equal(result.code, 0, result.stderr);
     const rows = JSON.parse(result.stdout);

@@ -21,10 +21,24 @@ describe('svc as a subprocess', () => {
 
   it('user create prints the id; an existing e-mail exits 1; a bad argument exits 2 with nothing written', async () => {
     email = `operator-${process.pid}@example.com`;
-    const created = await svc(t.env, ['user', 'create', '--email', email, '--password', 'a long password', '--first-name', 'Op', '--verified']);
+    const created = await svc(t.env, [
+      'user',
+      'create',
+      '--email',
+      email,
+      '--password',
+      'a long password',
+      '--first-name',
+      'Op',
+      '--verified',
+    ]);
     assert.equal(created.code, 0, created.stderr);
     assert.match(created.stdout, /^\d+\n$/);
-    const row = await t.ctx.db.kysely.selectFrom('users').select(['id', 'first_name']).where('email', '=', email).executeTakeFirstOrThrow();
+    const row = await t.ctx.db.kysely
+      .selectFrom('users')
+      .select(['id', 'first_name'])
+      .where('email', '=', email)
+      .executeTakeFirstOrThrow();
     assert.deepEqual([row.id, row.first_name], [Number(created.stdout), 'Op']);
 
     const before = await snapshot(t);
@@ -52,7 +66,16 @@ describe('svc as a subprocess', () => {
   });
 
   it('token create prints the raw token alone on one line; --expires-at in the past exits 2', async () => {
-    const result = await svc(t.env, ['token', 'create', '--email', email, '--name', 'laptop', '--scopes', 'read:profile read:teams']);
+    const result = await svc(t.env, [
+      'token',
+      'create',
+      '--email',
+      email,
+      '--name',
+      'laptop',
+      '--scopes',
+      'read:profile read:teams',
+    ]);
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /^svc_[0-9A-Za-z]{36}\n$/);
     assert.equal(result.stderr, '');
@@ -79,14 +102,19 @@ describe('svc as a subprocess', () => {
     server.stdout!.on('data', (chunk) => (stdout += chunk));
     try {
       const [, url] = await waitForLine(server, /^svc listening on (http:\/\/127\.0\.0\.1:\d+) /);
-      const me = await fetch(`${url}/api/v1/me/`, { headers: { authorization: `Bearer ${token}`, 'x-request-id': 'trace-me-42' } });
+      const me = await fetch(`${url}/api/v1/me/`, {
+        headers: { authorization: `Bearer ${token}`, 'x-request-id': 'trace-me-42' },
+      });
       assert.equal(me.status, 200);
       assert.equal(me.headers.get('x-request-id'), 'trace-me-42');
       const body = await me.json();
       assert.equal(body.email, email);
       assert.equal(body.first_name, 'Op');
       const teams = await fetch(`${url}/api/v1/teams/`, { headers: { authorization: `Bearer ${token}` } });
-      assert.deepEqual((await teams.json()).results.map((r: { slug: string; role: string }) => [r.slug, r.role]), [['ops', 'owner']]);
+      assert.deepEqual(
+        (await teams.json()).results.map((r: { slug: string; role: string }) => [r.slug, r.role]),
+        [['ops', 'owner']],
+      );
       const refused = await fetch(`${url}/api/v1/me/`, { headers: { authorization: `Bearer ${token}x` } });
       assert.equal(refused.status, 401);
       assert.match(String(refused.headers.get('www-authenticate')), /^Bearer /);
@@ -112,9 +140,17 @@ describe('svc as a subprocess', () => {
       await answers(401, 'deactivation seen on the next request (PostgreSQL: within 1 s)');
       await t.ctx.db.kysely.updateTable('users').set({ is_active: 1 }).where('email', '=', email).execute();
       await answers(200, 'reactivation');
-      await t.ctx.db.kysely.updateTable('personal_access_tokens').set({ revoked_at: new Date().toISOString() }).where('token_prefix', '=', token.slice(0, 12)).execute();
+      await t.ctx.db.kysely
+        .updateTable('personal_access_tokens')
+        .set({ revoked_at: new Date().toISOString() })
+        .where('token_prefix', '=', token.slice(0, 12))
+        .execute();
       await answers(401, 'revocation seen on the next request (PostgreSQL: within 1 s)');
-      await t.ctx.db.kysely.updateTable('personal_access_tokens').set({ revoked_at: null }).where('token_prefix', '=', token.slice(0, 12)).execute();
+      await t.ctx.db.kysely
+        .updateTable('personal_access_tokens')
+        .set({ revoked_at: null })
+        .where('token_prefix', '=', token.slice(0, 12))
+        .execute();
       await answers(200, 'revocation undone');
       // `svc token revoke` (a third process) likewise.
       const [{ id }] = JSON.parse((await svc(t.env, ['token', 'list', '--email', email, '--json'])).stdout);
@@ -125,7 +161,10 @@ describe('svc as a subprocess', () => {
     }
     const exit = await exitOf(server);
     assert.deepEqual(exit, { code: 0, signal: null });
-    const lines = stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+    const lines = stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line));
     const traced = lines.filter((line) => line.request_id === 'trace-me-42');
     assert.equal(traced.length, 1, 'one log line for the request, carrying its id');
     assert.equal(traced[0].url, '/api/v1/me/');

@@ -13,7 +13,12 @@ async function start(dataDir: string) {
   const child = spawn('npm', ['start'], {
     cwd: ROOT,
     // Nothing of the test run's settings: the defaults of a fresh clone, on a free port.
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', SERVICE_DATA_DIR: dataDir, PORT: '0' },
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? '/tmp',
+      SERVICE_DATA_DIR: dataDir,
+      PORT: '0',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const [, url] = await waitForLine(child, /^svc listening on (http:\/\/127\.0\.0\.1:\d+) .*database sqlite/, 90_000);
@@ -61,7 +66,11 @@ describe('npm start from a fresh data directory', () => {
 
     const again = await start(dataDir);
     try {
-      assert.equal(fs.readFileSync(path.join(dataDir, 'secret_key'), 'utf8').trim(), key, 'the development key is kept');
+      assert.equal(
+        fs.readFileSync(path.join(dataDir, 'secret_key'), 'utf8').trim(),
+        key,
+        'the development key is kept',
+      );
       assert.equal((await fetch(`${again.url}/healthz`)).status, 200);
     } finally {
       again.child.kill('SIGTERM');

@@ -22,11 +22,17 @@ async function callbackServer(): Promise<Callback> {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (url.pathname === '/callback') received.push(url);
-    res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><html lang="en"><title>client</title><p>back at the client</p></html>');
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end('<!doctype html><html lang="en"><title>client</title><p>back at the client</p></html>');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
-  return { url: `http://127.0.0.1:${port}/callback`, received, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${port}/callback`,
+    received,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 describe('authorized applications page in Chromium', { skip: NO_CHROMIUM }, () => {
@@ -55,25 +61,42 @@ describe('authorized applications page in Chromium', { skip: NO_CHROMIUM }, () =
   });
 
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-  const tokenRequest = (form: Record<string, string>) => postForm(`${t.base}/o/token/`, form, basic(client.client_id, client.client_secret));
+  const tokenRequest = (form: Record<string, string>) =>
+    postForm(`${t.base}/o/token/`, form, basic(client.client_id, client.client_secret));
 
   /** Authorizes the client in `page` (logging in and approving when asked) and returns its tokens. */
   async function authorize(page: Page, email: string, options: { inspectConsent?: boolean } = {}) {
     const { verifier, challenge } = pkce();
     const before = callback.received.length;
-    const query = new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: callback.url, scope: 'read:profile read:teams', state: 's', code_challenge: challenge, code_challenge_method: 'S256' });
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: callback.url,
+      scope: 'read:profile read:teams',
+      state: 's',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
     await page.goto(`${t.base}/o/authorize/?${query}`);
     if (new URL(page.url()).pathname === '/accounts/login/') await logIn(page, t.base, email);
     let consented = false;
     if (!page.url().startsWith(callback.url)) {
       await page.getByRole('button', { name: 'Approve' }).waitFor();
       if (options.inspectConsent) await inspect(page, 'consent');
-      await Promise.all([page.waitForURL((url) => url.href.startsWith(callback.url)), page.getByRole('button', { name: 'Approve' }).click()]);
+      await Promise.all([
+        page.waitForURL((url) => url.href.startsWith(callback.url)),
+        page.getByRole('button', { name: 'Approve' }).click(),
+      ]);
       consented = true;
     }
     assert.equal(callback.received.length, before + 1);
     const code = callback.received.at(-1)!.searchParams.get('code')!;
-    const token = await tokenRequest({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: callback.url });
+    const token = await tokenRequest({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: callback.url,
+    });
     assert.equal(token.status, 200, token.text);
     return { access: token.body.access_token as string, refresh: token.body.refresh_token as string, consented };
   }
@@ -130,7 +153,10 @@ describe('authorized applications page in Chromium', { skip: NO_CHROMIUM }, () =
     const otherTab = await context.newPage();
     await otherTab.goto(`${t.base}/accounts/applications/`);
     await page.goto(`${t.base}/accounts/applications/`);
-    await submit(page, page.locator('#applications tbody tr', { hasText: 'Acme Web' }).getByRole('button', { name: 'Revoke access' }));
+    await submit(
+      page,
+      page.locator('#applications tbody tr', { hasText: 'Acme Web' }).getByRole('button', { name: 'Revoke access' }),
+    );
     assert.equal((await get(`${t.base}/api/v1/me/`, bearer(access))).status, 401);
     assert.equal(await submit(otherTab, otherTab.getByRole('button', { name: 'Revoke access' })), 404);
     assert.match((await otherTab.textContent('main')) ?? '', /You have not authorized an application with that id\./);

@@ -24,7 +24,10 @@ const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-co
 export const launch = launchChromium;
 
 /** A fresh browser profile (cookies of its own) and its page; `javaScript: false` for the no-script runs. */
-export async function person(browser: Browser, options: { javaScript?: boolean } = {}): Promise<{ context: BrowserContext; page: Page }> {
+export async function person(
+  browser: Browser,
+  options: { javaScript?: boolean } = {},
+): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport: DESKTOP, javaScriptEnabled: options.javaScript ?? true });
   return { context, page: await context.newPage() };
 }
@@ -34,7 +37,10 @@ export async function logIn(page: Page, base: string, email: string, password = 
   if (!page.url().includes('/accounts/login/')) await page.goto(`${base}/accounts/login/`);
   await page.getByLabel('E-mail address').fill(email);
   await page.getByLabel('Password').fill(password);
-  await Promise.all([page.waitForURL((url) => !url.pathname.startsWith('/accounts/login/')), page.locator('main').getByRole('button', { name: 'Log in' }).click()]);
+  await Promise.all([
+    page.waitForURL((url) => !url.pathname.startsWith('/accounts/login/')),
+    page.locator('main').getByRole('button', { name: 'Log in' }).click(),
+  ]);
 }
 
 /** Clicks a button (or link) and waits for the page it leads to; returns that page's status. */
@@ -58,16 +64,35 @@ export async function inspect(page: Page, name: string) {
   inspected.add(name);
   await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: { id: string; impact: string | null; nodes: { target: unknown[] }[] }[] }> } }).axe;
+    const axe = (
+      window as unknown as {
+        axe: {
+          run(
+            context: Document,
+            options: object,
+          ): Promise<{ violations: { id: string; impact: string | null; nodes: { target: unknown[] }[] }[] }>;
+        };
+      }
+    ).axe;
     const result = await axe.run(document, { resultTypes: ['violations'] });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) }));
+    return result.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 5),
+    }));
   });
   const grave = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   assert.deepEqual(grave, [], `axe-core on ${name} (${page.url()})`);
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
   await page.setViewportSize(PHONE);
-  const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
-  assert.ok(widths.scroll <= widths.client, `${name} scrolls sideways at ${PHONE.width} px: ${widths.scroll} > ${widths.client} (${page.url()})`);
+  const widths = await page.evaluate(() => ({
+    scroll: document.documentElement.scrollWidth,
+    client: document.documentElement.clientWidth,
+  }));
+  assert.ok(
+    widths.scroll <= widths.client,
+    `${name} scrolls sideways at ${PHONE.width} px: ${widths.scroll} > ${widths.client} (${page.url()})`,
+  );
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-phone.png`), fullPage: true });
   await page.setViewportSize(DESKTOP);
 }
@@ -75,7 +100,9 @@ export async function inspect(page: Page, name: string) {
 /** Says where the screenshots are (the test runner prints a file's output). */
 export function reportScreenshots(file: string) {
   if (inspected.size === 0) return;
-  console.log(`${path.basename(file)}: screenshots of ${[...inspected].sort().join(', ')} in ${SCREENSHOTS} (each also at ${PHONE.width} px: -phone.png)`);
+  console.log(
+    `${path.basename(file)}: screenshots of ${[...inspected].sort().join(', ')} in ${SCREENSHOTS} (each also at ${PHONE.width} px: -phone.png)`,
+  );
 }
 
 /** Sends the queued mail and returns the newest link under `pathPrefix` in a message to `email`. */

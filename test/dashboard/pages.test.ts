@@ -18,7 +18,11 @@ describe('dashboard pages over HTTP', () => {
   let cast: Cast;
   const clients = {} as Record<keyof Cast, PageClient>;
   before(async () => {
-    t = await startApp({ SERVICE_WEBHOOKS_ENABLED: 'true', SERVICE_WEBHOOKS_ALLOWED_CIDRS: '127.0.0.1/32', SERVICE_WEBHOOKS_MAX_SUBSCRIPTIONS_PER_TEAM: '2' });
+    t = await startApp({
+      SERVICE_WEBHOOKS_ENABLED: 'true',
+      SERVICE_WEBHOOKS_ALLOWED_CIDRS: '127.0.0.1/32',
+      SERVICE_WEBHOOKS_MAX_SUBSCRIPTIONS_PER_TEAM: '2',
+    });
     cast = await makeCast(t);
     for (const actor of ['owner', 'admin', 'member', 'outsider'] as const) {
       clients[actor] = new PageClient(t);
@@ -30,16 +34,41 @@ describe('dashboard pages over HTTP', () => {
   /** A fresh team of the cast with one webhook (one success in its log) and one pending invitation. */
   async function world() {
     const teamId = await castTeam(t, cast);
-    const { row } = await createSubscription(t.ctx, new AddressGuard(t.ctx.config.webhooks), teamId, { url: HOOK, events: ['*'] }, FIXTURE_ACTOR);
+    const { row } = await createSubscription(
+      t.ctx,
+      new AddressGuard(t.ctx.config.webhooks),
+      teamId,
+      { url: HOOK, events: ['*'] },
+      FIXTURE_ACTOR,
+    );
     const now = new Date().toISOString();
     const log = await t.ctx.db.kysely
       .insertInto('webhook_deliveries')
-      .values({ subscription_id: row.id, event_id: 'evt_x', event_type: 'team.member.added', payload: '{}', attempt: 1, status: 'success', next_retry_at: null, created_at: now, status_code: 200, duration_ms: 5 })
+      .values({
+        subscription_id: row.id,
+        event_id: 'evt_x',
+        event_type: 'team.member.added',
+        payload: '{}',
+        attempt: 1,
+        status: 'success',
+        next_retry_at: null,
+        created_at: now,
+        status_code: 200,
+        duration_ms: 5,
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
-    const invited = await clients.owner.get(`/teams/${teamId}/`).then(() => clients.owner.post(`/teams/${teamId}/invitations/`, { email: 'pending@example.com', role: 'member' }));
+    const invited = await clients.owner
+      .get(`/teams/${teamId}/`)
+      .then(() =>
+        clients.owner.post(`/teams/${teamId}/invitations/`, { email: 'pending@example.com', role: 'member' }),
+      );
     assert.equal(invited.statusCode, 303, invited.body);
-    const invitation = await t.ctx.db.kysely.selectFrom('invitations').select('id').where('team_id', '=', teamId).executeTakeFirstOrThrow();
+    const invitation = await t.ctx.db.kysely
+      .selectFrom('invitations')
+      .select('id')
+      .where('team_id', '=', teamId)
+      .executeTakeFirstOrThrow();
     const team = `/teams/${teamId}/`;
     const hook = `${team}webhooks/${row.id}/`;
     return { teamId, team, hook, subscription: row, logId: Number(log.id), invitationId: invitation.id };
@@ -47,9 +76,19 @@ describe('dashboard pages over HTTP', () => {
 
   /** Every table a dashboard form writes, as one comparable value. */
   async function snapshot() {
-    const tables = ['teams', 'memberships', 'invitations', 'webhook_subscriptions', 'webhook_deliveries', 'oauth_consents', 'events', 'mail_outbox'];
+    const tables = [
+      'teams',
+      'memberships',
+      'invitations',
+      'webhook_subscriptions',
+      'webhook_deliveries',
+      'oauth_consents',
+      'events',
+      'mail_outbox',
+    ];
     const rows: Record<string, unknown> = {};
-    for (const table of tables) rows[table] = (await sql.raw(`select * from ${table} order by 1`).execute(t.ctx.db.kysely)).rows;
+    for (const table of tables)
+      rows[table] = (await sql.raw(`select * from ${table} order by 1`).execute(t.ctx.db.kysely)).rows;
     return JSON.stringify(rows);
   }
 
@@ -95,7 +134,14 @@ describe('dashboard pages over HTTP', () => {
     assert.match(landing.body, /href="\/accounts\/login\/">Log in</);
     assert.match(landing.body, /href="\/accounts\/signup\/">Sign up</);
     assert.match(landing.body, /href="\/api\/docs\/"/);
-    for (const path of ['/teams/', w.team, `${w.team}settings/`, `${w.team}webhooks/`, w.hook, '/accounts/applications/']) {
+    for (const path of [
+      '/teams/',
+      w.team,
+      `${w.team}settings/`,
+      `${w.team}webhooks/`,
+      w.hook,
+      '/accounts/applications/',
+    ]) {
       const res = await visitor.get(path);
       assert.equal(res.statusCode, 303, path);
       assert.equal(res.headers.location, `/accounts/login/?next=${encodeURIComponent(path)}`);
@@ -114,7 +160,14 @@ describe('dashboard pages over HTTP', () => {
     const w = await world();
     const outsider = clients.outsider;
     const before = await snapshot();
-    for (const path of [w.team, `${w.team}settings/`, `${w.team}webhooks/`, w.hook, '/teams/not-a-uuid/', '/teams/00000000-0000-4000-8000-000000000000/']) {
+    for (const path of [
+      w.team,
+      `${w.team}settings/`,
+      `${w.team}webhooks/`,
+      w.hook,
+      '/teams/not-a-uuid/',
+      '/teams/00000000-0000-4000-8000-000000000000/',
+    ]) {
       const res = await outsider.get(path);
       assert.equal(res.statusCode, 404, path);
       assert.match(res.body, /No team of yours has this address\./);
@@ -133,14 +186,39 @@ describe('dashboard pages over HTTP', () => {
     const before = await snapshot();
     const refusals: [string, 'GET' | 'POST', Record<string, string | string[]>, RegExp][] = [
       [`${w.team}settings/`, 'GET', {}, /Only owners and admins can change team settings; you are a member\./],
-      [`${w.team}settings/`, 'POST', { name: 'Mine', slug: 'mine' }, /Only owners and admins can change team settings; you are a member\./],
+      [
+        `${w.team}settings/`,
+        'POST',
+        { name: 'Mine', slug: 'mine' },
+        /Only owners and admins can change team settings; you are a member\./,
+      ],
       [`${w.team}webhooks/`, 'GET', {}, /Only owners and admins of the team can manage its webhooks\./],
       [w.hook, 'GET', {}, /Only owners and admins of the team can manage its webhooks\./],
       [`${w.hook}test/`, 'POST', {}, /Only owners and admins of the team can manage its webhooks\./],
-      [`${w.team}invitations/`, 'POST', { email: 'x@example.com', role: 'member' }, /Only owners and admins can send invitations; you are a member\./],
-      [`${w.team}invitations/${w.invitationId}/revoke/`, 'POST', {}, /Only owners and admins can see or manage invitations; you are a member\./],
-      [`${w.team}members/${cast.admin.id}/role/`, 'POST', { role: 'member' }, /Only owners and admins can change roles; you are a member\./],
-      [`${w.team}members/${cast.admin.id}/remove/`, 'POST', {}, /Members can only remove themselves; ask an owner or admin\./],
+      [
+        `${w.team}invitations/`,
+        'POST',
+        { email: 'x@example.com', role: 'member' },
+        /Only owners and admins can send invitations; you are a member\./,
+      ],
+      [
+        `${w.team}invitations/${w.invitationId}/revoke/`,
+        'POST',
+        {},
+        /Only owners and admins can see or manage invitations; you are a member\./,
+      ],
+      [
+        `${w.team}members/${cast.admin.id}/role/`,
+        'POST',
+        { role: 'member' },
+        /Only owners and admins can change roles; you are a member\./,
+      ],
+      [
+        `${w.team}members/${cast.admin.id}/remove/`,
+        'POST',
+        {},
+        /Members can only remove themselves; ask an owner or admin\./,
+      ],
     ];
     for (const [url, method, fields, text] of refusals) {
       if (method === 'POST') await member.get(w.team);
@@ -160,10 +238,25 @@ describe('dashboard pages over HTTP', () => {
     const admin = clients.admin;
     await admin.get(w.team);
     const cases: [string, Record<string, string>, number, RegExp][] = [
-      [`${w.team}members/${cast.owner.id}/role/`, { role: 'member' }, 403, /Admins can manage members only; this user is an owner\./],
-      [`${w.team}members/${cast.member.id}/role/`, { role: 'admin' }, 403, /Admins cannot grant the admin role; ask an owner\./],
+      [
+        `${w.team}members/${cast.owner.id}/role/`,
+        { role: 'member' },
+        403,
+        /Admins can manage members only; this user is an owner\./,
+      ],
+      [
+        `${w.team}members/${cast.member.id}/role/`,
+        { role: 'admin' },
+        403,
+        /Admins cannot grant the admin role; ask an owner\./,
+      ],
       [`${w.team}members/${cast.owner.id}/remove/`, {}, 403, /Admins can remove members only; this user is an owner\./],
-      [`${w.team}invitations/`, { email: 'boss@example.com', role: 'admin' }, 403, /Admins can invite members only; ask an owner to invite an admin\./],
+      [
+        `${w.team}invitations/`,
+        { email: 'boss@example.com', role: 'admin' },
+        403,
+        /Admins can invite members only; ask an owner to invite an admin\./,
+      ],
     ];
     for (const [url, fields, status, text] of cases) {
       const res = await admin.post(url, fields);
@@ -173,7 +266,11 @@ describe('dashboard pages over HTTP', () => {
     }
     const owner = clients.owner;
     await owner.get(w.team);
-    for (const [url, fields] of [[`${w.team}members/${cast.owner.id}/role/`, { role: 'admin' }], [`${w.team}leave/`, {}], [`${w.team}members/${cast.owner.id}/remove/`, {}]] as const) {
+    for (const [url, fields] of [
+      [`${w.team}members/${cast.owner.id}/role/`, { role: 'admin' }],
+      [`${w.team}leave/`, {}],
+      [`${w.team}members/${cast.owner.id}/remove/`, {}],
+    ] as const) {
       const res = await owner.post(url, fields);
       assert.equal(res.statusCode, 409, url);
       assert.match(res.body, /A team must keep at least one owner: make another member an owner first\./);
@@ -186,7 +283,13 @@ describe('dashboard pages over HTTP', () => {
     const w = await world();
     const owner = clients.owner;
     await owner.get(w.team);
-    const second = await createSubscription(t.ctx, new AddressGuard(t.ctx.config.webhooks), w.teamId, { url: `${HOOK}/2`, events: ['*'] }, FIXTURE_ACTOR);
+    const second = await createSubscription(
+      t.ctx,
+      new AddressGuard(t.ctx.config.webhooks),
+      w.teamId,
+      { url: `${HOOK}/2`, events: ['*'] },
+      FIXTURE_ACTOR,
+    );
     assert.ok(second.row.id);
     const before = await snapshot();
     const cases: [string, Record<string, string | string[]>, number, RegExp][] = [
@@ -195,22 +298,62 @@ describe('dashboard pages over HTTP', () => {
       ['/teams/', { name: 'Fine', slug: 'Not A Slug' }, 400, /A slug is 1 to 50 lowercase letters/],
       [`${w.team}settings/`, { name: 'Fine', slug: '-bad-' }, 400, /A slug is 1 to 50 lowercase letters/],
       [`${w.team}invitations/`, { email: 'not-an-address', role: 'member' }, 400, /Not a valid e-mail address\./],
-      [`${w.team}invitations/`, { email: 'a@example.com', role: 'owner' }, 400, /The owner role cannot be given by invitation/],
+      [
+        `${w.team}invitations/`,
+        { email: 'a@example.com', role: 'owner' },
+        400,
+        /The owner role cannot be given by invitation/,
+      ],
       [`${w.team}invitations/`, { email: 'a@example.com', role: 'king' }, 400, /Choose a role: member or admin\./],
-      [`${w.team}invitations/`, { email: 'a@example.com', role: 'member', message: 'Claim your prize at evil.example.com' }, 400, /Links are not allowed in the message\./],
-      [`${w.team}invitations/`, { email: cast.member.email, role: 'member' }, 409, /is already a member of this team\./],
-      [`${w.team}invitations/${w.invitationId.replace(/.$/, (last) => (last === 'f' ? 'e' : 'f'))}/revoke/`, {}, 404, /No pending invitation has that id\./],
+      [
+        `${w.team}invitations/`,
+        { email: 'a@example.com', role: 'member', message: 'Claim your prize at evil.example.com' },
+        400,
+        /Links are not allowed in the message\./,
+      ],
+      [
+        `${w.team}invitations/`,
+        { email: cast.member.email, role: 'member' },
+        409,
+        /is already a member of this team\./,
+      ],
+      [
+        `${w.team}invitations/${w.invitationId.replace(/.$/, (last) => (last === 'f' ? 'e' : 'f'))}/revoke/`,
+        {},
+        404,
+        /No pending invitation has that id\./,
+      ],
       [`${w.team}members/${cast.member.id}/role/`, { role: 'king' }, 400, /Choose a role: owner, admin or member\./],
-      [`${w.team}members/${cast.outsider.id}/role/`, { role: 'admin' }, 404, /That user is not a member of this team\./],
+      [
+        `${w.team}members/${cast.outsider.id}/role/`,
+        { role: 'admin' },
+        404,
+        /That user is not a member of this team\./,
+      ],
       [`${w.team}webhooks/`, { url: 'http://hooks.example.com/', events: ['*'] }, 400, /url is refused/],
       [`${w.team}webhooks/`, { url: HOOK }, 400, /Choose at least one event type, or all events\./],
       [w.hook, { url: HOOK, events: ['no.such.event'] }, 400, /Unknown event type: no\.such\.event\./],
       [`${w.team}webhooks/`, { url: HOOK, events: ['*'] }, 409, /A team can have at most 2 webhook subscriptions\./],
-      [`${w.hook}test/`, { event_type: 'no.such.event' }, 400, /This subscription does not receive &quot;no\.such\.event&quot;\./],
-      [`${w.hook}deliveries/${w.logId}/retry/`, {}, 409, /Only a failed or dead_letter entry can be retried; this one is success\./],
+      [
+        `${w.hook}test/`,
+        { event_type: 'no.such.event' },
+        400,
+        /This subscription does not receive &quot;no\.such\.event&quot;\./,
+      ],
+      [
+        `${w.hook}deliveries/${w.logId}/retry/`,
+        {},
+        409,
+        /Only a failed or dead_letter entry can be retried; this one is success\./,
+      ],
       [`${w.hook}deliveries/abc/retry/`, {}, 404, /No entry of this delivery log has that id\./],
       [`${w.hook}deliveries/999999/retry/`, {}, 404, /No entry of this delivery log has that id\./],
-      ['/accounts/applications/revoke/', { client_id: 'never-authorized' }, 404, /You have not authorized an application with that id\./],
+      [
+        '/accounts/applications/revoke/',
+        { client_id: 'never-authorized' },
+        404,
+        /You have not authorized an application with that id\./,
+      ],
     ];
     for (const [url, fields, status, text] of cases) {
       const res = await owner.post(url, fields);
@@ -229,16 +372,31 @@ describe('dashboard pages over HTTP', () => {
     const owner = clients.owner;
     const mails = await count(t, 'mail_outbox');
     await owner.get(w.team);
-    const res = await owner.post(`${w.team}invitations/`, { email: 'Pending@Example.com', role: 'admin', message: 'Welcome!' });
+    const res = await owner.post(`${w.team}invitations/`, {
+      email: 'Pending@Example.com',
+      role: 'admin',
+      message: 'Welcome!',
+    });
     assert.equal(res.statusCode, 303);
-    const rows = await t.ctx.db.kysely.selectFrom('invitations').select(['email', 'role', 'status', 'message']).where('team_id', '=', w.teamId).orderBy('created_at').execute();
-    assert.deepEqual(rows.map((row) => ({ ...row })), [
-      { email: 'pending@example.com', role: 'member', status: 'replaced', message: null },
-      { email: 'pending@example.com', role: 'admin', status: 'pending', message: 'Welcome!' },
-    ]);
+    const rows = await t.ctx.db.kysely
+      .selectFrom('invitations')
+      .select(['email', 'role', 'status', 'message'])
+      .where('team_id', '=', w.teamId)
+      .orderBy('created_at')
+      .execute();
+    assert.deepEqual(
+      rows.map((row) => ({ ...row })),
+      [
+        { email: 'pending@example.com', role: 'member', status: 'replaced', message: null },
+        { email: 'pending@example.com', role: 'admin', status: 'pending', message: 'Welcome!' },
+      ],
+    );
     assert.equal(await count(t, 'mail_outbox'), mails + 1);
     const created = (await events(t, 'team.invitation.created')).filter((e) => e.team_id === w.teamId);
-    assert.deepEqual(created.map((e) => e.data.role), ['member', 'admin']);
+    assert.deepEqual(
+      created.map((e) => e.data.role),
+      ['member', 'admin'],
+    );
     const page = await owner.follow(res);
     assert.match(page.body, /Invitation sent to pending@example\.com\./);
   });

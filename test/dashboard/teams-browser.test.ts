@@ -8,7 +8,18 @@ import type { Browser, Page } from 'playwright-core';
 import { LAST_OWNER } from '../../src/teams/policy.ts';
 import { startOAuthApp, type OAuthTestApp } from '../oauth/helpers.ts';
 import { events, roleOf } from '../teams/fixtures.ts';
-import { NO_CHROMIUM, errorOf, inspect, launch, linkFromMail, logIn, noticeOf, person, reportScreenshots, submit } from './browser.ts';
+import {
+  NO_CHROMIUM,
+  errorOf,
+  inspect,
+  launch,
+  linkFromMail,
+  logIn,
+  noticeOf,
+  person,
+  reportScreenshots,
+  submit,
+} from './browser.ts';
 
 describe('teams pages in Chromium', { skip: NO_CHROMIUM }, () => {
   let t: OAuthTestApp;
@@ -112,7 +123,10 @@ describe('teams pages in Chromium', { skip: NO_CHROMIUM }, () => {
     await page.getByLabel('E-mail').fill('carol@example.com');
     await submit(page, page.getByRole('button', { name: 'Send invitation' }));
     const carolLink = await linkFromMail(t, 'carol@example.com', t.base, '/invitations/');
-    await submit(page, page.locator('#invitations tbody tr', { hasText: 'carol@example.com' }).getByRole('button', { name: 'Revoke' }));
+    await submit(
+      page,
+      page.locator('#invitations tbody tr', { hasText: 'carol@example.com' }).getByRole('button', { name: 'Revoke' }),
+    );
     assert.equal(await noticeOf(page), 'The invitation has been revoked; its link no longer works.');
     assert.equal((await bobPage.goto(carolLink))?.status(), 410);
 
@@ -133,11 +147,18 @@ describe('teams pages in Chromium', { skip: NO_CHROMIUM }, () => {
     await page.goto(teamUrl);
     await setRole(page, bob.email, 'member');
     assert.equal((await bobPage.goto(`${teamUrl}settings/`))?.status(), 403);
-    assert.match((await bobPage.textContent('main')) ?? '', /Only owners and admins can change team settings; you are a member\./);
+    assert.match(
+      (await bobPage.textContent('main')) ?? '',
+      /Only owners and admins can change team settings; you are a member\./,
+    );
     await inspect(bobPage, 'forbidden');
     assert.equal((await bobPage.goto(`${teamUrl}webhooks/`))?.status(), 403);
     await bobPage.goto(teamUrl);
-    assert.equal(await bobPage.getByRole('button', { name: 'Send invitation' }).count(), 0, 'a member sees no owner/admin controls');
+    assert.equal(
+      await bobPage.getByRole('button', { name: 'Send invitation' }).count(),
+      0,
+      'a member sees no owner/admin controls',
+    );
 
     // Ada removes Bob; for him the team is gone (404, as for any non-member).
     await submit(page, row(page, bob.email).getByRole('button', { name: 'Remove' }));
@@ -150,17 +171,24 @@ describe('teams pages in Chromium', { skip: NO_CHROMIUM }, () => {
     const globex = await t.team(bob.id, 'Globex Research');
     await t.member(globex.id, ada.id, 'admin');
     await page.goto(`${t.base}/`);
-    const teams = await page.locator('#teams tbody tr').evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)));
+    const teams = await page
+      .locator('#teams tbody tr')
+      .evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)));
     assert.deepEqual(teams, [
       ['Acme Rocketry', 'owner', '1'],
       ['Globex Research', 'admin', '2'],
     ]);
-    for (const name of ['Tokens', 'Applications', 'Profile', 'Security']) assert.equal(await page.locator('main').getByRole('link', { name }).count(), 1);
+    for (const name of ['Tokens', 'Applications', 'Profile', 'Security'])
+      assert.equal(await page.locator('main').getByRole('link', { name }).count(), 1);
     await inspect(page, 'dashboard');
     await submit(page, page.getByRole('navigation').getByRole('link', { name: 'Teams' }));
     await inspect(page, 'teams');
     await t.token(ada.id, ['read:profile', 'read:teams']);
-    for (const [name, shot] of [['Tokens', 'tokens'], ['Profile', 'profile'], ['Security', 'security']] as const) {
+    for (const [name, shot] of [
+      ['Tokens', 'tokens'],
+      ['Profile', 'profile'],
+      ['Security', 'security'],
+    ] as const) {
       await submit(page, page.getByRole('navigation').getByRole('link', { name }));
       await inspect(page, shot);
     }

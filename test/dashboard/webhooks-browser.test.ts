@@ -10,10 +10,19 @@ import type { Browser, Page } from 'playwright-core';
 import { verifyWebhookSignature } from '../../src/webhooks/verify.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { webhookFixture, type WebhookFixture } from '../webhooks/setup.ts';
-import { NO_CHROMIUM, errorOf, inspect, launch, logIn, noticeOf, person, reportScreenshots, submit } from './browser.ts';
+import {
+  NO_CHROMIUM,
+  errorOf,
+  inspect,
+  launch,
+  logIn,
+  noticeOf,
+  person,
+  reportScreenshots,
+  submit,
+} from './browser.ts';
 import { EVENT_TYPES, type EventType } from '../../src/events/index.ts';
 import { freePort } from '../support/net.ts';
-
 
 describe('webhook pages in Chromium', { skip: NO_CHROMIUM }, () => {
   let f: WebhookFixture;
@@ -44,20 +53,27 @@ describe('webhook pages in Chromium', { skip: NO_CHROMIUM }, () => {
   });
 
   const teamUrl = () => `${base}/teams/${f.teamId}/`;
-  const logRows = (page: Page, status?: string) => page.locator(`#deliveries tbody tr${status ? `[data-status="${status}"]` : ''}`);
+  const logRows = (page: Page, status?: string) =>
+    page.locator(`#deliveries tbody tr${status ? `[data-status="${status}"]` : ''}`);
 
   /** Waits until the subscription's log has `count` rows of `status`, then reloads the page. */
   async function logReaches(page: Page, subscriptionId: string, status: string, count: number) {
     const deadline = Date.now() + 20_000;
     while ((await f.deliveries(subscriptionId)).filter((d) => d.status === status).length < count) {
-      assert.ok(Date.now() < deadline, `the log never had ${count} ${status} entries: ${JSON.stringify(await f.deliveries(subscriptionId))}`);
+      assert.ok(
+        Date.now() < deadline,
+        `the log never had ${count} ${status} entries: ${JSON.stringify(await f.deliveries(subscriptionId))}`,
+      );
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     await page.reload();
   }
 
   async function expireReauth() {
-    await f.t.ctx.db.kysely.updateTable('sessions').set({ reauth_at: new Date(Date.now() - 3600_000).toISOString() }).execute();
+    await f.t.ctx.db.kysely
+      .updateTable('sessions')
+      .set({ reauth_at: new Date(Date.now() - 3600_000).toISOString() })
+      .execute();
   }
 
   it('create, secret once, test event to an HTTPS receiver, log, retries, filter, chart, rotate, edit, delete', async () => {
@@ -76,7 +92,11 @@ describe('webhook pages in Chromium', { skip: NO_CHROMIUM }, () => {
     const secret = (await page.locator('#webhook-secret').textContent())!.trim();
     assert.match(secret, /^[A-Za-z0-9+/]{43}=$/);
     assert.match((await page.locator('main .notice').textContent()) ?? '', /it will not be shown again/);
-    assert.equal(await page.getByRole('button', { name: 'Copy' }).isVisible(), true, 'the copy button, where the clipboard is available');
+    assert.equal(
+      await page.getByRole('button', { name: 'Copy' }).isVisible(),
+      true,
+      'the copy button, where the clipboard is available',
+    );
     await inspect(page, 'webhook-secret');
     await page.reload();
     assert.equal(await page.locator('#webhook-secret').count(), 0, 'shown once');
@@ -92,7 +112,10 @@ describe('webhook pages in Chromium', { skip: NO_CHROMIUM }, () => {
     const body = JSON.parse(delivery.body);
     assert.equal(body.type, 'team.member.added');
     assert.deepEqual(body.data, { ...EVENT_TYPES[body.type as EventType].example, test: true });
-    assert.ok(verifyWebhookSignature(secret, delivery.headers['x-service-signature'] as string, delivery.body), 'signed with the secret the page showed');
+    assert.ok(
+      verifyWebhookSignature(secret, delivery.headers['x-service-signature'] as string, delivery.body),
+      'signed with the secret the page showed',
+    );
     await logReaches(page, id, 'success', 1);
     const cells = (await logRows(page, 'success').locator('td').allTextContents()).map((text) => text.trim());
     assert.match(cells[0], /^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/);
@@ -110,8 +133,15 @@ describe('webhook pages in Chromium', { skip: NO_CHROMIUM }, () => {
     // Attempt 2 fails too, and is the last: a dead letter. The second failure in a row disabled
     // the webhook, and the page says why; a retry waits for it to be enabled.
     await logReaches(page, id, 'dead_letter', 1);
-    assert.equal(await logRows(page, 'failed').getByRole('button', { name: 'Retry' }).count(), 0, 'nothing waits after the failed entry now');
-    assert.match((await page.locator('#webhook-status').textContent()) ?? '', /disabled since .* UTC: Disabled automatically after 2 consecutive failed delivery attempts\./);
+    assert.equal(
+      await logRows(page, 'failed').getByRole('button', { name: 'Retry' }).count(),
+      0,
+      'nothing waits after the failed entry now',
+    );
+    assert.match(
+      (await page.locator('#webhook-status').textContent()) ?? '',
+      /disabled since .* UTC: Disabled automatically after 2 consecutive failed delivery attempts\./,
+    );
     assert.equal(await page.getByRole('button', { name: 'Send test event' }).count(), 0);
     await inspect(page, 'webhook-disabled');
     assert.equal(await submit(page, logRows(page, 'dead_letter').getByRole('button', { name: 'Retry' })), 409);
@@ -123,21 +153,38 @@ describe('webhook pages in Chromium', { skip: NO_CHROMIUM }, () => {
     assert.equal(await noticeOf(page), 'The event is being delivered again, from attempt 1.');
     await logReaches(page, id, 'success', 2);
     const failedEvent = JSON.parse(receiver.received[1].body).id;
-    assert.deepEqual(receiver.received.slice(1).map((r) => JSON.parse(r.body).id), [failedEvent, failedEvent, failedEvent], 'the same event, three times');
-    assert.equal(await logRows(page, 'dead_letter').getByRole('button', { name: 'Retry' }).count(), 0, 'a retried dead letter cannot start a second cycle');
+    assert.deepEqual(
+      receiver.received.slice(1).map((r) => JSON.parse(r.body).id),
+      [failedEvent, failedEvent, failedEvent],
+      'the same event, three times',
+    );
+    assert.equal(
+      await logRows(page, 'dead_letter').getByRole('button', { name: 'Retry' }).count(),
+      0,
+      'a retried dead letter cannot start a second cycle',
+    );
 
     // The chart counts the last 24 hours by outcome, and says so in words.
     const counted = async (outcome: string) =>
-      (await page.locator(`svg.chart rect[data-outcome="${outcome}"]`).evaluateAll((rects) => rects.map((r) => Number(r.getAttribute('data-count'))))).reduce((a, b) => a + b, 0);
+      (
+        await page
+          .locator(`svg.chart rect[data-outcome="${outcome}"]`)
+          .evaluateAll((rects) => rects.map((r) => Number(r.getAttribute('data-count'))))
+      ).reduce((a, b) => a + b, 0);
     assert.deepEqual([await counted('success'), await counted('failed'), await counted('dead_letter')], [2, 1, 1]);
-    assert.match((await page.locator('figure.chart figcaption').textContent()) ?? '', /Last 24 hours: 2 delivered, 1 failed, 1 dead letter\./);
+    assert.match(
+      (await page.locator('figure.chart figcaption').textContent()) ?? '',
+      /Last 24 hours: 2 delivered, 1 failed, 1 dead letter\./,
+    );
     await inspect(page, 'webhook-log');
 
     // The filter shows one status.
     await page.getByLabel('Status').selectOption('dead_letter');
     await submit(page, page.getByRole('button', { name: 'Filter' }));
     assert.match(page.url(), /\?status=dead_letter$/);
-    assert.deepEqual(await logRows(page).evaluateAll((rows) => rows.map((r) => r.getAttribute('data-status'))), ['dead_letter']);
+    assert.deepEqual(await logRows(page).evaluateAll((rows) => rows.map((r) => r.getAttribute('data-status'))), [
+      'dead_letter',
+    ]);
     assert.equal((await page.goto(`${webhookUrl}?status=bogus`))?.status(), 400);
     await page.goto(webhookUrl);
 
@@ -187,7 +234,10 @@ describe('webhook pages in Chromium', { skip: NO_CHROMIUM }, () => {
     const outsider = await f.t.user();
     await f.t.member(f.teamId, member.id, 'member');
     const sub = await f.createSubscription(receiver.url);
-    for (const [who, status, text] of [[member, 403, /Only owners and admins of the team can manage its webhooks\./], [outsider, 404, /No team of yours/]] as const) {
+    for (const [who, status, text] of [
+      [member, 403, /Only owners and admins of the team can manage its webhooks\./],
+      [outsider, 404, /No team of yours/],
+    ] as const) {
       const { page, context } = await person(browser);
       await page.goto(`${base}/accounts/login/`);
       await logIn(page, base, who.email);
@@ -208,7 +258,11 @@ describe('webhook pages in Chromium', { skip: NO_CHROMIUM }, () => {
     await page.getByLabel('All events').check();
     await submit(page, page.getByRole('button', { name: 'Create webhook' }));
     assert.match((await page.locator('#webhook-secret').textContent()) ?? '', /^[A-Za-z0-9+/]{43}=$/);
-    assert.equal(await page.getByRole('button', { name: 'Copy' }).isVisible(), false, 'no copy button without a script');
+    assert.equal(
+      await page.getByRole('button', { name: 'Copy' }).isVisible(),
+      false,
+      'no copy button without a script',
+    );
     const before = receiver.received.length;
     await submit(page, page.getByRole('button', { name: 'Send test event' }));
     await receiver.waitFor(before + 1);

@@ -9,21 +9,32 @@ import { migrateToLatest } from '../../src/db/migrate.ts';
 import { MIGRATIONS } from '../../src/db/migrations/index.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 
-const squeeze = (text: string | null) => (text ?? '').replace(/\s+/g, ' ').replace(/\s*([(),])\s*/g, '$1').trim();
+const squeeze = (text: string | null) =>
+  (text ?? '')
+    .replace(/\s+/g, ' ')
+    .replace(/\s*([(),])\s*/g, '$1')
+    .trim();
 
 /** SQLite: every schema object's SQL, and what PRAGMAs say of each table's columns, indexes and keys. */
 async function sqliteSchema(db: Db) {
   const { rows: objects } = await sql<{ type: string; name: string; tbl_name: string; sql: string | null }>`
-    select type, name, tbl_name, sql from sqlite_master where name not like 'sqlite_%' order by type, name`.execute(db.kysely);
+    select type, name, tbl_name, sql from sqlite_master where name not like 'sqlite_%' order by type, name`.execute(
+    db.kysely,
+  );
   const tables = objects.filter((o) => o.type === 'table').map((o) => o.name);
   const perTable: Record<string, unknown> = {};
   for (const table of tables) {
     const columns = (await sql`select * from pragma_table_xinfo(${table})`.execute(db.kysely)).rows;
     const keys = (await sql`select * from pragma_foreign_key_list(${table})`.execute(db.kysely)).rows;
     // Not `seq`: the position in which an index was created says nothing of the schema.
-    const indexes = (await sql<{ name: string }>`select name, "unique", origin, partial from pragma_index_list(${table}) order by name`.execute(db.kysely)).rows;
+    const indexes = (
+      await sql<{
+        name: string;
+      }>`select name, "unique", origin, partial from pragma_index_list(${table}) order by name`.execute(db.kysely)
+    ).rows;
     const indexColumns: Record<string, unknown> = {};
-    for (const index of indexes) indexColumns[index.name] = (await sql`select * from pragma_index_xinfo(${index.name})`.execute(db.kysely)).rows;
+    for (const index of indexes)
+      indexColumns[index.name] = (await sql`select * from pragma_index_xinfo(${index.name})`.execute(db.kysely)).rows;
     perTable[table] = { columns, keys, indexes, indexColumns };
   }
   return { objects: objects.map((o) => ({ ...o, sql: squeeze(o.sql) })), perTable };
@@ -69,7 +80,9 @@ async function postgresSchema(db: Db) {
 
 async function dump(db: Db) {
   const schema = db.dialect === 'postgres' ? await postgresSchema(db) : await sqliteSchema(db);
-  const { rows: applied } = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(db.kysely);
+  const { rows: applied } = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(
+    db.kysely,
+  );
   // The seeded demo rows (migration 0001) are data the schema comes with.
   const products = await db.kysely.selectFrom('products').select(['name', 'sku', 'price']).orderBy('sku').execute();
   return { schema, applied: applied.map((row) => row.name), products };
@@ -92,11 +105,20 @@ describe('migrations from every earlier release', () => {
   it('the dump sees what the schema is made of', () => {
     // A comparison of two empty dumps would prove nothing.
     const text = JSON.stringify(expected.schema);
-    for (const part of ['webhook_deliveries', 'webhook_deliveries_due_idx', 'mail_suppressions_active_unique', 'memberships', 'status']) {
+    for (const part of [
+      'webhook_deliveries',
+      'webhook_deliveries_due_idx',
+      'mail_suppressions_active_unique',
+      'memberships',
+      'status',
+    ]) {
       assert.ok(text.includes(part), `the dump names ${part}`);
     }
     if (fresh.db.dialect === 'postgres') assert.match(text, /fillfactor=40/, 'storage options are in the dump');
-    assert.deepEqual(expected.applied, MIGRATIONS.map(([name]) => name));
+    assert.deepEqual(
+      expected.applied,
+      MIGRATIONS.map(([name]) => name),
+    );
   });
 
   it('the dump tells apart a database with one stray difference', async () => {
@@ -112,8 +134,14 @@ describe('migrations from every earlier release', () => {
       ],
       ...(postgres
         ? ([
-            ['alter table webhook_deliveries reset (fillfactor)', 'alter table webhook_deliveries set (fillfactor = 40)'],
-            ['alter table teams add constraint stray_check check (length(name) > 0)', 'alter table teams drop constraint stray_check'],
+            [
+              'alter table webhook_deliveries reset (fillfactor)',
+              'alter table webhook_deliveries set (fillfactor = 40)',
+            ],
+            [
+              'alter table teams add constraint stray_check check (length(name) > 0)',
+              'alter table teams drop constraint stray_check',
+            ],
             [`alter table teams alter column name set default ''`, 'alter table teams alter column name drop default'],
           ] as [string, string][])
         : ([['alter table teams add column stray text', 'alter table teams drop column stray']] as [string, string][])),
@@ -139,8 +167,14 @@ describe('migrations from every earlier release', () => {
       const database = await freshDatabase();
       const db = openDb(database.url);
       try {
-        assert.deepEqual(await migrateToLatest(db, MIGRATIONS.slice(0, applied)), MIGRATIONS.slice(0, applied).map(([name]) => name));
-        assert.deepEqual(await migrateToLatest(db), MIGRATIONS.slice(applied).map(([name]) => name));
+        assert.deepEqual(
+          await migrateToLatest(db, MIGRATIONS.slice(0, applied)),
+          MIGRATIONS.slice(0, applied).map(([name]) => name),
+        );
+        assert.deepEqual(
+          await migrateToLatest(db),
+          MIGRATIONS.slice(applied).map(([name]) => name),
+        );
         assert.deepEqual(await dump(db), expected);
       } finally {
         await db.close();

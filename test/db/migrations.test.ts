@@ -30,12 +30,28 @@ describe('migrations', () => {
     const db = openDb(database.url);
     try {
       assert.deepEqual(await migrateToLatest(db), ALL);
-      await db.kysely.insertInto('teams').values({ id: '11111111-1111-1111-1111-111111111111', name: 'Kept', slug: 'kept', is_active: 1, created_at: 'x', updated_at: 'x' }).execute();
+      await db.kysely
+        .insertInto('teams')
+        .values({
+          id: '11111111-1111-1111-1111-111111111111',
+          name: 'Kept',
+          slug: 'kept',
+          is_active: 1,
+          created_at: 'x',
+          updated_at: 'x',
+        })
+        .execute();
       assert.deepEqual(await migrateToLatest(db), []);
       assert.deepEqual(await migrateToLatest(db), []);
       const teams = await db.kysely.selectFrom('teams').select('slug').execute();
-      assert.deepEqual(teams.map((r) => r.slug), ['kept']);
-      const products = await db.kysely.selectFrom('products').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      assert.deepEqual(
+        teams.map((r) => r.slug),
+        ['kept'],
+      );
+      const products = await db.kysely
+        .selectFrom('products')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
       assert.equal(Number(products.n), 5, 'the demo rows are seeded once');
     } finally {
       await db.close();
@@ -65,10 +81,15 @@ describe('migrations', () => {
     const db = openDb(database.url);
     try {
       assert.deepEqual(await migrateToLatest(db), ALL);
-      await sql`insert into kysely_migration (name, timestamp) values ('9999_from_a_newer_release', ${new Date().toISOString()})`.execute(db.kysely);
+      await sql`insert into kysely_migration (name, timestamp) values ('9999_from_a_newer_release', ${new Date().toISOString()})`.execute(
+        db.kysely,
+      );
       await assert.rejects(migrateToLatest(db), /9999_from_a_newer_release/);
       const { rows } = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(db.kysely);
-      assert.deepEqual(rows.map((r) => r.name), [...ALL, '9999_from_a_newer_release']);
+      assert.deepEqual(
+        rows.map((r) => r.name),
+        [...ALL, '9999_from_a_newer_release'],
+      );
     } finally {
       await db.close();
       await database.drop();
@@ -89,116 +110,158 @@ describe('migrations', () => {
     }
   });
 
-  it('on PostgreSQL, concurrent runs on a fresh schema all succeed and apply each migration once', { skip: !pgUrl && 'TEST_DATABASE_URL not set' }, async () => {
-    const database = await freshDatabase();
-    const dbs = Array.from({ length: 4 }, () => openDb(database.url));
-    try {
-      const results = await Promise.all(dbs.map((db) => migrateToLatest(db)));
-      assert.deepEqual(results.flat().sort(), [...ALL].sort(), `each migration applied by exactly one run: ${JSON.stringify(results)}`);
-      const { rows } = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(dbs[0].kysely);
-      assert.deepEqual(rows.map((r) => r.name), ALL);
-    } finally {
-      await Promise.all(dbs.map((db) => db.close()));
-      await database.drop();
-    }
-  });
-
-  it('on SQLite, `svc migrate` processes started together on a fresh data directory all succeed, each migration applied once', { skip: !!pgUrl && 'SQLite only' }, async () => {
-    // Kysely's SQLite migrator takes no lock across processes; here the migrations run in one
-    // BEGIN IMMEDIATE transaction (db/sqlite-dialect.ts), so the others wait and then find them applied.
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-migrate-together-'));
-    try {
-      const env = { NODE_ENV: 'test', SERVICE_DATA_DIR: dir, LOG_LEVEL: 'silent' };
-      const results = await Promise.all(Array.from({ length: 6 }, () => svc(env, ['migrate'])));
-      assert.deepEqual(results, Array.from({ length: 6 }, () => ({ code: 0, stdout: 'migrations are up to date\n', stderr: '' })));
-      const db = openDb(`sqlite:${path.join(dir, 'service.sqlite3')}`);
+  it(
+    'on PostgreSQL, concurrent runs on a fresh schema all succeed and apply each migration once',
+    { skip: !pgUrl && 'TEST_DATABASE_URL not set' },
+    async () => {
+      const database = await freshDatabase();
+      const dbs = Array.from({ length: 4 }, () => openDb(database.url));
       try {
-        const { rows } = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(db.kysely);
-        assert.deepEqual(rows.map((r) => r.name), ALL);
+        const results = await Promise.all(dbs.map((db) => migrateToLatest(db)));
+        assert.deepEqual(
+          results.flat().sort(),
+          [...ALL].sort(),
+          `each migration applied by exactly one run: ${JSON.stringify(results)}`,
+        );
+        const { rows } = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(
+          dbs[0].kysely,
+        );
+        assert.deepEqual(
+          rows.map((r) => r.name),
+          ALL,
+        );
       } finally {
-        await db.close();
+        await Promise.all(dbs.map((db) => db.close()));
+        await database.drop();
       }
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 
-  it('on PostgreSQL, migration tables in another schema of the same database do not stop a fresh schema from migrating', { skip: !pgUrl && 'TEST_DATABASE_URL not set' }, async () => {
-    const decoy = `decoy_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: pgUrl });
-    await admin.connect();
-    await admin.query(`create schema ${decoy}; create table ${decoy}.kysely_migration (name varchar(255) primary key, timestamp varchar(255)); create table ${decoy}.kysely_migration_lock (id varchar(255) primary key, is_locked integer)`);
-    const database = await freshDatabase();
-    const db = openDb(database.url);
-    try {
-      assert.deepEqual(await migrateToLatest(db), ALL);
-      const { rows } = await admin.query(`select table_schema from information_schema.tables where table_name = 'kysely_migration' and table_schema = $1`, [
-        new URL(database.url).searchParams.get('options')!.replace('-c search_path=', ''),
-      ]);
-      assert.equal(rows.length, 1, 'the migration table lives in the fresh schema');
-    } finally {
-      await db.close();
-      await database.drop();
-      await admin.query(`drop schema ${decoy} cascade`);
-      await admin.end();
-    }
-  });
-
-  it('on PostgreSQL, a migrated schema later on the search path does not make a fresh one look migrated', { skip: !pgUrl && 'TEST_DATABASE_URL not set' }, async () => {
-    const migratedElsewhere = await freshDatabase();
-    const fresh = await freshDatabase();
-    const schemaOf = (url: string) => new URL(url).searchParams.get('options')!.replace('-c search_path=', '');
-    const url = new URL(fresh.url);
-    url.searchParams.set('options', `-c search_path=${schemaOf(fresh.url)},${schemaOf(migratedElsewhere.url)}`);
-    const other = openDb(migratedElsewhere.url);
-    const db = openDb(url.toString());
-    try {
-      assert.deepEqual(await migrateToLatest(other), ALL);
-      assert.deepEqual(await migrateToLatest(db), ALL);
-      const { rows } = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(`${schemaOf(fresh.url)}.teams`)}`.execute(db.kysely);
-      assert.equal(rows[0].n, 0, 'the fresh schema has tables of its own');
-    } finally {
-      await db.close();
-      await other.close();
-      await fresh.drop();
-      await migratedElsewhere.drop();
-    }
-  });
-
-  it('on PostgreSQL, schemas created and dropped by others meanwhile do not disturb a migration', { skip: !pgUrl && 'TEST_DATABASE_URL not set' }, async () => {
-    const churners = await Promise.all(
-      Array.from({ length: 3 }, async () => {
-        const client = new pg.Client({ connectionString: pgUrl });
-        await client.connect();
-        return client;
-      }),
-    );
-    let stop = false;
-    const churning = Promise.all(
-      churners.map(async (client) => {
-        while (!stop) {
-          const name = `churn_${randomBytes(4).toString('hex')}`;
-          await client.query(`create schema ${name}; create table ${name}.t (id int)`);
-          await client.query(`drop schema ${name} cascade`);
-        }
-      }),
-    );
-    try {
-      for (let i = 0; i < 5; i++) {
-        const database = await freshDatabase();
-        const db = openDb(database.url);
+  it(
+    'on SQLite, `svc migrate` processes started together on a fresh data directory all succeed, each migration applied once',
+    { skip: !!pgUrl && 'SQLite only' },
+    async () => {
+      // Kysely's SQLite migrator takes no lock across processes; here the migrations run in one
+      // BEGIN IMMEDIATE transaction (db/sqlite-dialect.ts), so the others wait and then find them applied.
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-migrate-together-'));
+      try {
+        const env = { NODE_ENV: 'test', SERVICE_DATA_DIR: dir, LOG_LEVEL: 'silent' };
+        const results = await Promise.all(Array.from({ length: 6 }, () => svc(env, ['migrate'])));
+        assert.deepEqual(
+          results,
+          Array.from({ length: 6 }, () => ({ code: 0, stdout: 'migrations are up to date\n', stderr: '' })),
+        );
+        const db = openDb(`sqlite:${path.join(dir, 'service.sqlite3')}`);
         try {
-          assert.deepEqual(await migrateToLatest(db), ALL);
-          assert.deepEqual(await migrateToLatest(db), []);
+          const { rows } = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(
+            db.kysely,
+          );
+          assert.deepEqual(
+            rows.map((r) => r.name),
+            ALL,
+          );
         } finally {
           await db.close();
-          await database.drop();
         }
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
       }
-    } finally {
-      stop = true;
-      await churning;
-      await Promise.all(churners.map((client) => client.end()));
-    }
-  });
+    },
+  );
+
+  it(
+    'on PostgreSQL, migration tables in another schema of the same database do not stop a fresh schema from migrating',
+    { skip: !pgUrl && 'TEST_DATABASE_URL not set' },
+    async () => {
+      const decoy = `decoy_${randomBytes(4).toString('hex')}`;
+      const admin = new pg.Client({ connectionString: pgUrl });
+      await admin.connect();
+      await admin.query(
+        `create schema ${decoy}; create table ${decoy}.kysely_migration (name varchar(255) primary key, timestamp varchar(255)); create table ${decoy}.kysely_migration_lock (id varchar(255) primary key, is_locked integer)`,
+      );
+      const database = await freshDatabase();
+      const db = openDb(database.url);
+      try {
+        assert.deepEqual(await migrateToLatest(db), ALL);
+        const { rows } = await admin.query(
+          `select table_schema from information_schema.tables where table_name = 'kysely_migration' and table_schema = $1`,
+          [new URL(database.url).searchParams.get('options')!.replace('-c search_path=', '')],
+        );
+        assert.equal(rows.length, 1, 'the migration table lives in the fresh schema');
+      } finally {
+        await db.close();
+        await database.drop();
+        await admin.query(`drop schema ${decoy} cascade`);
+        await admin.end();
+      }
+    },
+  );
+
+  it(
+    'on PostgreSQL, a migrated schema later on the search path does not make a fresh one look migrated',
+    { skip: !pgUrl && 'TEST_DATABASE_URL not set' },
+    async () => {
+      const migratedElsewhere = await freshDatabase();
+      const fresh = await freshDatabase();
+      const schemaOf = (url: string) => new URL(url).searchParams.get('options')!.replace('-c search_path=', '');
+      const url = new URL(fresh.url);
+      url.searchParams.set('options', `-c search_path=${schemaOf(fresh.url)},${schemaOf(migratedElsewhere.url)}`);
+      const other = openDb(migratedElsewhere.url);
+      const db = openDb(url.toString());
+      try {
+        assert.deepEqual(await migrateToLatest(other), ALL);
+        assert.deepEqual(await migrateToLatest(db), ALL);
+        const { rows } = await sql<{
+          n: number;
+        }>`select count(*)::int as n from ${sql.table(`${schemaOf(fresh.url)}.teams`)}`.execute(db.kysely);
+        assert.equal(rows[0].n, 0, 'the fresh schema has tables of its own');
+      } finally {
+        await db.close();
+        await other.close();
+        await fresh.drop();
+        await migratedElsewhere.drop();
+      }
+    },
+  );
+
+  it(
+    'on PostgreSQL, schemas created and dropped by others meanwhile do not disturb a migration',
+    { skip: !pgUrl && 'TEST_DATABASE_URL not set' },
+    async () => {
+      const churners = await Promise.all(
+        Array.from({ length: 3 }, async () => {
+          const client = new pg.Client({ connectionString: pgUrl });
+          await client.connect();
+          return client;
+        }),
+      );
+      let stop = false;
+      const churning = Promise.all(
+        churners.map(async (client) => {
+          while (!stop) {
+            const name = `churn_${randomBytes(4).toString('hex')}`;
+            await client.query(`create schema ${name}; create table ${name}.t (id int)`);
+            await client.query(`drop schema ${name} cascade`);
+          }
+        }),
+      );
+      try {
+        for (let i = 0; i < 5; i++) {
+          const database = await freshDatabase();
+          const db = openDb(database.url);
+          try {
+            assert.deepEqual(await migrateToLatest(db), ALL);
+            assert.deepEqual(await migrateToLatest(db), []);
+          } finally {
+            await db.close();
+            await database.drop();
+          }
+        }
+      } finally {
+        stop = true;
+        await churning;
+        await Promise.all(churners.map((client) => client.end()));
+      }
+    },
+  );
 });

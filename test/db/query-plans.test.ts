@@ -49,7 +49,7 @@ describe('query plans of reads and purges that must not grow with the tables', (
     assert.deepEqual(plan.flags, [], `${plan.sql}\nneither scans a table nor sorts:\n${text}`);
   }
 
-  it('a page of a team\'s members is read from the team\'s index in its order, then joined to its users only', async () => {
+  it("a page of a team's members is read from the team's index in its order, then joined to its users only", async () => {
     const owner = await t.user();
     const team = await t.team(owner.id);
     for (let i = 0; i < 3; i++) await t.member(team.id, (await t.user()).id, 'member');
@@ -63,9 +63,15 @@ describe('query plans of reads and purges that must not grow with the tables', (
     const count = find(plans, /count\(\*\).*"memberships"/);
     assert.doesNotMatch(count.sql, /users/, 'the count reads memberships alone');
     // By cursor, a page past the first seeks its position in the same index, read backwards.
-    const first = await t.inject({ method: 'GET', url: `/api/v1/teams/${team.id}/members/?page_size=1`, headers: bearer(token) });
+    const first = await t.inject({
+      method: 'GET',
+      url: `/api/v1/teams/${team.id}/members/?page_size=1`,
+      headers: bearer(token),
+    });
     const next = new URL(first.json().next);
-    const cursor = await plansOf(() => t.inject({ method: 'GET', url: next.pathname + next.search, headers: bearer(token) }));
+    const cursor = await plansOf(() =>
+      t.inject({ method: 'GET', url: next.pathname + next.search, headers: bearer(token) }),
+    );
     assertAlong(find(cursor.plans, /\("m"\."joined_at", "m"\."user_id"\) < /), 'memberships_team_joined_idx');
   });
 
@@ -76,21 +82,73 @@ describe('query plans of reads and purges that must not grow with the tables', (
     const db = t.ctx.db.kysely;
     for (const teamId of teams) {
       const id = randomUUID();
-      await db.insertInto('webhook_subscriptions').values({ id, team_id: teamId, url: 'https://hooks.example.com/x', events: '["*"]', secret_encrypted: 'x', is_active: 1, standard_webhooks: 1, consecutive_failures: 0, created_at: OLD, updated_at: OLD }).execute();
-      await db.insertInto('webhook_deliveries').values({ subscription_id: id, event_id: `evt_${id}`, event_type: 'team.member.added', payload: '{}', attempt: 1, status: 'success', created_at: OLD }).execute();
-      await db.insertInto('events').values({ id: `evt_${id}`, type: 'team.member.added', api_version: 'v1', team_id: teamId, data: '{}', created_at: OLD }).execute();
+      await db
+        .insertInto('webhook_subscriptions')
+        .values({
+          id,
+          team_id: teamId,
+          url: 'https://hooks.example.com/x',
+          events: '["*"]',
+          secret_encrypted: 'x',
+          is_active: 1,
+          standard_webhooks: 1,
+          consecutive_failures: 0,
+          created_at: OLD,
+          updated_at: OLD,
+        })
+        .execute();
+      await db
+        .insertInto('webhook_deliveries')
+        .values({
+          subscription_id: id,
+          event_id: `evt_${id}`,
+          event_type: 'team.member.added',
+          payload: '{}',
+          attempt: 1,
+          status: 'success',
+          created_at: OLD,
+        })
+        .execute();
+      await db
+        .insertInto('events')
+        .values({
+          id: `evt_${id}`,
+          type: 'team.member.added',
+          api_version: 'v1',
+          team_id: teamId,
+          data: '{}',
+          created_at: OLD,
+        })
+        .execute();
     }
-    const { statements, plans } = await plansOf(async () => assert.deepEqual(await purgeDeliveryLogs(db, 30), { deliveries: 4, events: 4 }));
+    const { statements, plans } = await plansOf(async () =>
+      assert.deepEqual(await purgeDeliveryLogs(db, 30), { deliveries: 4, events: 4 }),
+    );
     const deletes = statements.filter((s) => /^\s*delete/i.test(s.sql));
-    assert.equal(deletes.length, 2, `one batch of each, whatever the number of teams:\n${statements.map((s) => s.sql).join("\n")}`);
+    assert.equal(
+      deletes.length,
+      2,
+      `one batch of each, whatever the number of teams:\n${statements.map((s) => s.sql).join('\n')}`,
+    );
     assertAlong(find(plans, /^delete from "webhook_deliveries"/), 'webhook_deliveries_finished_idx');
     assertAlong(find(plans, /^delete from "events"/), 'events_created_idx');
   });
 
   it('the OAuth purge deletes in bounded batches along the expiry index', async () => {
-    const rows = Array.from({ length: 1_001 }, (_, i) => ({ model: 'AccessToken', id: `old-${i}`, payload: '{}', expires_at: OLD }));
-    for (let i = 0; i < rows.length; i += 250) await t.ctx.db.kysely.insertInto('oauth_models').values(rows.slice(i, i + 250)).execute();
-    const { statements, plans } = await plansOf(async () => assert.equal(await deleteExpiredOAuthRows(t.ctx.db.kysely), 1_001));
+    const rows = Array.from({ length: 1_001 }, (_, i) => ({
+      model: 'AccessToken',
+      id: `old-${i}`,
+      payload: '{}',
+      expires_at: OLD,
+    }));
+    for (let i = 0; i < rows.length; i += 250)
+      await t.ctx.db.kysely
+        .insertInto('oauth_models')
+        .values(rows.slice(i, i + 250))
+        .execute();
+    const { statements, plans } = await plansOf(async () =>
+      assert.equal(await deleteExpiredOAuthRows(t.ctx.db.kysely), 1_001),
+    );
     const batches = statements.filter((s) => /^delete from "oauth_models"/.test(s.sql));
     assert.equal(batches.length, 2, 'a batch of 1,000, then one of the rest');
     assertAlong(find(plans, /^delete from "oauth_models"/), 'oauth_models_expires_idx');
@@ -99,8 +157,29 @@ describe('query plans of reads and purges that must not grow with the tables', (
   it('the idempotency and accounts purges delete in batches along their time indexes', async () => {
     const user = await t.user();
     const db = t.ctx.db.kysely;
-    await db.insertInto('idempotency_keys').values({ user_id: user.id, method: 'POST', path: '/x/', idempotency_key: 'k', fingerprint: 'f', created_at: OLD, expires_at: OLD }).execute();
-    await db.insertInto('jwt_refresh_tokens').values({ token_hash: randomUUID(), family_id: 'f', user_id: user.id, scope: '', created_at: OLD, expires_at: OLD }).execute();
+    await db
+      .insertInto('idempotency_keys')
+      .values({
+        user_id: user.id,
+        method: 'POST',
+        path: '/x/',
+        idempotency_key: 'k',
+        fingerprint: 'f',
+        created_at: OLD,
+        expires_at: OLD,
+      })
+      .execute();
+    await db
+      .insertInto('jwt_refresh_tokens')
+      .values({
+        token_hash: randomUUID(),
+        family_id: 'f',
+        user_id: user.id,
+        scope: '',
+        created_at: OLD,
+        expires_at: OLD,
+      })
+      .execute();
     await db.insertInto('auth_failures').values({ bucket: 'b', created_at: OLD }).execute();
     const idempotency = await plansOf(async () => assert.equal(await purgeExpiredIdempotencyKeys(db), 1));
     assertAlong(find(idempotency.plans, /^delete from "idempotency_keys"/), 'idempotency_keys_expires_idx');
@@ -108,14 +187,25 @@ describe('query plans of reads and purges that must not grow with the tables', (
     assertAlong(find(accounts.plans, /^delete from "sessions"/), 'sessions_expires_idx');
     assertAlong(find(accounts.plans, /^delete from "jwt_refresh_tokens"/), 'jwt_refresh_tokens_expires_idx');
     assertAlong(find(accounts.plans, /^delete from "auth_failures"/), 'auth_failures_created_idx');
-    assert.equal(await db.selectFrom('jwt_refresh_tokens').select('token_hash').where('user_id', '=', user.id).executeTakeFirst(), undefined);
+    assert.equal(
+      await db.selectFrom('jwt_refresh_tokens').select('token_hash').where('user_id', '=', user.id).executeTakeFirst(),
+      undefined,
+    );
   });
 
   it('the plans flag what they should: a table scan and a sort are seen', async () => {
     // The test above would pass on a plan it cannot read: a statement that must scan and sort.
-    const { plans } = await plansOf(() => t.ctx.db.kysely.selectFrom('users').select('id').where('first_name', '=', 'x').orderBy('last_name').execute());
+    const { plans } = await plansOf(() =>
+      t.ctx.db.kysely.selectFrom('users').select('id').where('first_name', '=', 'x').orderBy('last_name').execute(),
+    );
     const [plan] = plans;
-    assert.ok(plan.flags.some((flag) => (postgres ? /Seq Scan on users/ : /SCAN users/).test(flag)), plan.plan.join('\n'));
-    assert.ok(plan.flags.some((flag) => (postgres ? /Sort/ : /TEMP B-TREE/).test(flag)), plan.plan.join('\n'));
+    assert.ok(
+      plan.flags.some((flag) => (postgres ? /Seq Scan on users/ : /SCAN users/).test(flag)),
+      plan.plan.join('\n'),
+    );
+    assert.ok(
+      plan.flags.some((flag) => (postgres ? /Sort/ : /TEMP B-TREE/).test(flag)),
+      plan.plan.join('\n'),
+    );
   });
 });

@@ -19,7 +19,9 @@ describe('SQLite checkpoint thread', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-ckpt-'));
     const file = path.join(dir, 'db.sqlite3');
     const db = new DatabaseSync(file, { timeout: 5000 });
-    db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; create table t (id integer primary key, body text not null)');
+    db.exec(
+      'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; create table t (id integer primary key, body text not null)',
+    );
     const checkpointer = startCheckpointer(db, file, { startAfterMs: 0, restartAfterFrames: RESTART_AFTER_FRAMES });
     try {
       const insert = db.prepare('insert into t (body) values (?)');
@@ -48,7 +50,10 @@ describe('SQLite checkpoint thread', () => {
         await sleep(1);
       }
       assert.ok(commits >= 2_000, `the stream made ${commits} commits`);
-      assert.ok(largest < commits / 2, `the WAL held at most ${largest} frames (limit ${RESTART_AFTER_FRAMES}) over ${commits} commits`);
+      assert.ok(
+        largest < commits / 2,
+        `the WAL held at most ${largest} frames (limit ${RESTART_AFTER_FRAMES}) over ${commits} commits`,
+      );
       assert.equal(Number(Object.values(db.prepare('select count(*) from t').get() as object)[0]), commits);
     } finally {
       await checkpointer.stop();

@@ -18,10 +18,27 @@ const BASE_URL = 'https://api.example.com';
 const CATALOG = '/api/v1/event-types/';
 const SIGNATURE_HEADERS = ['X-Service-Signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature'];
 
-type Entry = { name: string; description: string; group: string; schema: Record<string, unknown>; example: Record<string, unknown> & { data: unknown }; deprecated: boolean };
+type Entry = {
+  name: string;
+  description: string;
+  group: string;
+  schema: Record<string, unknown>;
+  example: Record<string, unknown> & { data: unknown };
+  deprecated: boolean;
+};
 type Parameter = { name: string; in: string; required: boolean; description: string; schema: object };
 type WebhooksDocument = OpenAPI3 & {
-  webhooks: Record<string, { post: { operationId: string; deprecated: boolean; parameters: { $ref: string }[]; requestBody: { content: Record<string, { schema: { $ref: string }; example: unknown }> } } }>;
+  webhooks: Record<
+    string,
+    {
+      post: {
+        operationId: string;
+        deprecated: boolean;
+        parameters: { $ref: string }[];
+        requestBody: { content: Record<string, { schema: { $ref: string }; example: unknown }> };
+      };
+    }
+  >;
   components: { schemas: Record<string, object>; parameters: Record<string, Parameter> };
 };
 
@@ -44,15 +61,27 @@ describe('the event catalog', () => {
     const body = res.json() as { count: number; next: string | null; previous: string | null; results: Entry[] };
     assert.deepEqual(Object.keys(body), ['count', 'next', 'previous', 'results']);
     assert.deepEqual([body.count, body.next, body.previous], [EVENT_NAMES.length, null, null]);
-    assert.deepEqual(body.results.map((entry) => entry.name), EVENT_NAMES);
+    assert.deepEqual(
+      body.results.map((entry) => entry.name),
+      EVENT_NAMES,
+    );
     for (const entry of body.results) {
       const definition = EVENT_TYPES[entry.name as keyof typeof EVENT_TYPES];
       assert.deepEqual(Object.keys(entry), ['name', 'description', 'group', 'schema', 'example', 'deprecated']);
-      assert.deepEqual([entry.description, entry.group, entry.deprecated], [definition.description, definition.group, definition.deprecated]);
+      assert.deepEqual(
+        [entry.description, entry.group, entry.deprecated],
+        [definition.description, definition.group, definition.deprecated],
+      );
       assert.ok(entry.description.length > 0 && entry.group.length > 0, entry.name);
       // A whole envelope, in the key order of the outbox's, whose data is the registry's example.
-      assert.deepEqual(Object.keys(entry.example), Object.keys(newEnvelope(entry.name as keyof typeof EVENT_TYPES, 'team', {})));
-      assert.deepEqual([entry.example.type, entry.example.api_version, entry.example.data], [entry.name, 'v1', definition.example]);
+      assert.deepEqual(
+        Object.keys(entry.example),
+        Object.keys(newEnvelope(entry.name as keyof typeof EVENT_TYPES, 'team', {})),
+      );
+      assert.deepEqual(
+        [entry.example.type, entry.example.api_version, entry.example.data],
+        [entry.name, 'v1', definition.example],
+      );
     }
     // The same answer with a credential (counted in the caller's own bucket) and on every request.
     const user = await t.user();
@@ -73,7 +102,11 @@ describe('the event catalog', () => {
       assert.ok(required.length > 0, entry.name);
       const { [required[0]]: _, ...missing } = entry.example.data as Record<string, unknown>;
       assert.equal(validate(missing), false, `${entry.name} without ${required[0]}`);
-      assert.equal(validate({ ...(entry.example.data as object), [required[0]]: [] }), false, `${entry.name} with a list as ${required[0]}`);
+      assert.equal(
+        validate({ ...(entry.example.data as object), [required[0]]: [] }),
+        false,
+        `${entry.name} with a list as ${required[0]}`,
+      );
       // A test delivery's data is the example with `test: true`: valid too.
       assert.ok(validate(testEnvelope(entry.name as keyof typeof EVENT_TYPES, 'team').data), entry.name);
     }
@@ -87,13 +120,17 @@ describe('the event catalog', () => {
     assert.equal((await t.inject({ url: CATALOG.slice(0, -1) })).statusCode, 404);
   });
 
-  it('is counted in the anonymous bucket of the caller\'s address: 429 past SERVICE_THROTTLE_ANON', async () => {
+  it("is counted in the anonymous bucket of the caller's address: 429 past SERVICE_THROTTLE_ANON", async () => {
     const remoteAddress = '198.51.100.7';
     for (let i = 0; i < 20; i++) assert.equal((await t.inject({ url: CATALOG, remoteAddress })).statusCode, 200);
     const refused = await t.inject({ url: CATALOG, remoteAddress });
     assert.equal(refused.statusCode, 429);
     assert.deepEqual(refused.json()['violated-policies'], ['anon']);
-    assert.equal((await t.inject({ url: CATALOG, remoteAddress: '198.51.100.8' })).statusCode, 200, 'another address has its own bucket');
+    assert.equal(
+      (await t.inject({ url: CATALOG, remoteAddress: '198.51.100.8' })).statusCode,
+      200,
+      'another address has its own bucket',
+    );
   });
 
   it('the OpenAPI 3.0 document lists it as list_event_types, needing no credential, and the docs page links both', async () => {
@@ -102,7 +139,14 @@ describe('the event catalog', () => {
     assert.equal(operation.operationId, 'list_event_types');
     assert.deepEqual(operation.security, []);
     assert.deepEqual(Object.keys(operation.responses).sort(), ['200', '404', '429']);
-    assert.deepEqual(Object.keys(api.components.schemas.EventType.properties), ['name', 'description', 'group', 'schema', 'example', 'deprecated']);
+    assert.deepEqual(Object.keys(api.components.schemas.EventType.properties), [
+      'name',
+      'description',
+      'group',
+      'schema',
+      'example',
+      'deprecated',
+    ]);
     assert.equal(api.paths['/api/schema/webhooks/'], undefined, 'the webhooks document is not an operation of the API');
     // The API docs page shows the document's description: both links, absolute, and they answer.
     const shown = (await t.inject({ url: '/api/docs/json' })).json().info.description as string;
@@ -113,7 +157,8 @@ describe('the event catalog', () => {
   });
 
   it('GET /api/schema/webhooks/: a valid OpenAPI 3.1 document, one webhook per type, its body the envelope schema', async () => {
-    const validate = (doc: unknown) => SwaggerParser.validate(structuredClone(doc) as Parameters<typeof SwaggerParser.validate>[0]);
+    const validate = (doc: unknown) =>
+      SwaggerParser.validate(structuredClone(doc) as Parameters<typeof SwaggerParser.validate>[0]);
     await validate(document);
     const broken = structuredClone(document);
     delete (broken.webhooks['team.member.added'].post.requestBody as { content?: unknown }).content;
@@ -136,7 +181,12 @@ describe('the event catalog', () => {
       const { post } = document.webhooks[type];
       assert.equal(post.operationId, type.replaceAll('.', '_'));
       assert.equal(post.deprecated, EVENT_TYPES[type].deprecated);
-      assert.deepEqual(post.parameters.map((p) => document.components.parameters[p.$ref.split('/').at(-1)!].name).filter((name) => SIGNATURE_HEADERS.includes(name)), SIGNATURE_HEADERS);
+      assert.deepEqual(
+        post.parameters
+          .map((p) => document.components.parameters[p.$ref.split('/').at(-1)!].name)
+          .filter((name) => SIGNATURE_HEADERS.includes(name)),
+        SIGNATURE_HEADERS,
+      );
       const body = post.requestBody.content['application/json'];
       assert.equal(body.schema.$ref, `#/components/schemas/${type}`);
       // The envelope schema accepts the catalog's example (the same in both documents) and refuses another type's.
@@ -152,8 +202,14 @@ describe('the event catalog', () => {
 
   it('openapi-typescript turns the 3.1 document into TypeScript that parses without error', async () => {
     const source = astToString(await openapiTS(structuredClone(document), { silent: true }));
-    const { diagnostics } = ts.transpileModule(source, { reportDiagnostics: true, compilerOptions: { module: ts.ModuleKind.ESNext } });
-    assert.deepEqual(diagnostics?.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')), []);
+    const { diagnostics } = ts.transpileModule(source, {
+      reportDiagnostics: true,
+      compilerOptions: { module: ts.ModuleKind.ESNext },
+    });
+    assert.deepEqual(
+      diagnostics?.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')),
+      [],
+    );
     assert.match(source, /export interface webhooks \{/);
     for (const type of EVENT_NAMES) assert.ok(source.includes(`"${type}": {`), `${type} in the generated types`);
     // The signature headers are typed, X-Service-Signature required and the Standard Webhooks ones optional.
@@ -169,7 +225,11 @@ describe('the shared webhook receiver checks every delivery against the catalog'
     const { caPem } = await testPki();
     const post = (body: string) =>
       new Promise<void>((resolve, reject) => {
-        const request = https.request(r.url, { method: 'POST', ca: caPem, headers: { 'content-type': 'application/json' } }, (res) => res.resume().on('end', resolve));
+        const request = https.request(
+          r.url,
+          { method: 'POST', ca: caPem, headers: { 'content-type': 'application/json' } },
+          (res) => res.resume().on('end', resolve),
+        );
         request.on('error', reject);
         request.end(body);
       });

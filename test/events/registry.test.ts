@@ -28,12 +28,17 @@ describe('event registry', () => {
       const valid = ajv.compile(definition.data);
       assert.ok(valid(definition.example), `${name}: ${ajv.errorsText(valid.errors)}`);
       assert.equal(valid({}), false, `${name}: an empty data passes`);
-      assert.equal(valid({ ...definition.example, email: 'not an address', user_id: 'one' }), false, `${name}: a mistyped data passes`);
+      assert.equal(
+        valid({ ...definition.example, email: 'not an address', user_id: 'one' }),
+        false,
+        `${name}: a mistyped data passes`,
+      );
     }
   });
 
   it('knows its own names and no others', () => {
     for (const name of EVENT_NAMES) assert.equal(isEventType(name), true);
-    for (const name of ['team.member', 'toString', '*', 'team.member.added ']) assert.equal(isEventType(name), false, name);
+    for (const name of ['team.member', 'toString', '*', 'team.member.added '])
+      assert.equal(isEventType(name), false, name);
   });
 });

@@ -92,14 +92,33 @@ describe('PAT authentication', () => {
 
   it('an expired token → 401; one expiring in the future works', async () => {
     const db = t.ctx.db.kysely;
-    const expired = (await createPat(db, { userId: user.id, name: 'old', scopes: ['read:profile'], expiresAt: new Date(Date.now() - 1000).toISOString() })).token;
+    const expired = (
+      await createPat(db, {
+        userId: user.id,
+        name: 'old',
+        scopes: ['read:profile'],
+        expiresAt: new Date(Date.now() - 1000).toISOString(),
+      })
+    ).token;
     assertUnauthorized(await me(bearer(expired)), 'Invalid, expired or revoked token.');
-    const fresh = (await createPat(db, { userId: user.id, name: 'new', scopes: ['read:profile'], expiresAt: new Date(Date.now() + 60_000).toISOString() })).token;
+    const fresh = (
+      await createPat(db, {
+        userId: user.id,
+        name: 'new',
+        scopes: ['read:profile'],
+        expiresAt: new Date(Date.now() + 60_000).toISOString(),
+      })
+    ).token;
     assert.equal((await me(bearer(fresh))).statusCode, 200);
   });
 
   it('a revoked token → 401 on the next request', async () => {
-    const { id, token } = await createPat(t.ctx.db.kysely, { userId: user.id, name: 'soon revoked', scopes: [], expiresAt: null });
+    const { id, token } = await createPat(t.ctx.db.kysely, {
+      userId: user.id,
+      name: 'soon revoked',
+      scopes: [],
+      expiresAt: null,
+    });
     assert.equal((await me(bearer(token))).statusCode, 200);
     assert.equal(await revokePat(t.ctx.db.kysely, id), true);
     assertUnauthorized(await me(bearer(token)), 'Invalid, expired or revoked token.');
@@ -117,7 +136,12 @@ describe('PAT authentication', () => {
   });
 
   it('a bad token is refused on every protected route, not only /me/', async () => {
-    for (const url of ['/api/v1/teams/', '/api/v1/products/', '/api/v1/teams/00000000-0000-0000-0000-000000000000/', '/api/v1/teams/00000000-0000-0000-0000-000000000000/members/']) {
+    for (const url of [
+      '/api/v1/teams/',
+      '/api/v1/products/',
+      '/api/v1/teams/00000000-0000-0000-0000-000000000000/',
+      '/api/v1/teams/00000000-0000-0000-0000-000000000000/members/',
+    ]) {
       assertUnauthorized(await t.inject({ url }));
       assertUnauthorized(await t.inject({ url, headers: bearer(generatePat()) }));
     }
@@ -129,9 +153,20 @@ describe('PAT authentication', () => {
   });
 
   it('last_used_at is written on first use and not again within the minute', async () => {
-    const { id, token } = await createPat(t.ctx.db.kysely, { userId: user.id, name: 'tracked', scopes: [], expiresAt: null });
+    const { id, token } = await createPat(t.ctx.db.kysely, {
+      userId: user.id,
+      name: 'tracked',
+      scopes: [],
+      expiresAt: null,
+    });
     const lastUsed = async () =>
-      (await t.ctx.db.kysely.selectFrom('personal_access_tokens').select('last_used_at').where('id', '=', id).executeTakeFirstOrThrow()).last_used_at;
+      (
+        await t.ctx.db.kysely
+          .selectFrom('personal_access_tokens')
+          .select('last_used_at')
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow()
+      ).last_used_at;
     assert.equal(await lastUsed(), null);
     const before = Date.now();
     assert.equal((await me(bearer(token))).statusCode, 200);
@@ -169,11 +204,13 @@ describe('scopes', () => {
     ['/api/v1/products/', 'read:products'],
   ];
 
-  it('a token with the route\'s scope is 200; with only other scopes it is 403 naming the scope', async () => {
+  it("a token with the route's scope is 200; with only other scopes it is 403 naming the scope", async () => {
     for (const [url, scope] of routes()) {
       const right = await t.token(userId, [scope]);
       assert.equal((await t.inject({ url, headers: bearer(right) })).statusCode, 200, url);
-      const others = ['read:profile', 'read:teams', 'read:products', 'write:profile', 'admin'].filter((s) => s !== scope);
+      const others = ['read:profile', 'read:teams', 'read:products', 'write:profile', 'admin'].filter(
+        (s) => s !== scope,
+      );
       const wrong = await t.token(userId, others);
       const res = await t.inject({ url, headers: bearer(wrong) });
       assert.equal(res.statusCode, 403, url);
@@ -197,7 +234,13 @@ describe('scopes', () => {
       const team = await strict.team(owner.id);
       const empty = await strict.token(owner.id, []);
       const scoped = await strict.token(owner.id, ['read:teams']);
-      for (const url of ['/api/v1/me/', '/api/v1/teams/', `/api/v1/teams/${team.id}/`, `/api/v1/teams/${team.id}/members/`, '/api/v1/products/']) {
+      for (const url of [
+        '/api/v1/me/',
+        '/api/v1/teams/',
+        `/api/v1/teams/${team.id}/`,
+        `/api/v1/teams/${team.id}/members/`,
+        '/api/v1/products/',
+      ]) {
         const res = await strict.inject({ url, headers: bearer(empty) });
         assert.equal(res.statusCode, 403, url);
         assert.match(res.json().detail, /^This credential lacks the "[a-z:]+" scope\.$/);
@@ -214,10 +257,14 @@ describe('scopes', () => {
     try {
       const owner = await custom.user();
       const lines: string[] = [];
-      const code = await runCli(['token', 'create', '--email', owner.email, '--name', 'reports', '--scopes', 'read:reports read:profile'], custom.env, {
-        out: (line) => lines.push(line),
-        err: () => {},
-      });
+      const code = await runCli(
+        ['token', 'create', '--email', owner.email, '--name', 'reports', '--scopes', 'read:reports read:profile'],
+        custom.env,
+        {
+          out: (line) => lines.push(line),
+          err: () => {},
+        },
+      );
       assert.equal(code, 0);
       assert.equal((await custom.inject({ url: '/api/v1/me/', headers: bearer(lines[0]) })).statusCode, 200);
       assert.equal((await custom.inject({ url: '/api/v1/teams/', headers: bearer(lines[0]) })).statusCode, 403);

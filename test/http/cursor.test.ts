@@ -36,7 +36,10 @@ function registerList(app: TypedApp, ctx: AppContext) {
   for (const url of ['/api/v1/test-cursor/', '/api/v1/test-cursor-other/']) {
     app.get(url, { schema: { querystring: CursorQuery } }, async (request) => {
       const group = (request.query as { grp?: string }).grp ?? 'a';
-      const query = (ctx.db.kysely as any).selectFrom('cursor_items as c').select(['c.id', 'c.grp', 'c.created_at']).where('c.grp', '=', group);
+      const query = (ctx.db.kysely as any)
+        .selectFrom('cursor_items as c')
+        .select(['c.id', 'c.grp', 'c.created_at'])
+        .where('c.grp', '=', group);
       const page = await cursorPage<Item>({
         request,
         query,
@@ -57,18 +60,28 @@ const ordered = (ids: number[], created: (id: number) => string) =>
 describe('cursor pagination', () => {
   let t: TestApp;
   before(async () => {
-    t = await startApp({ SERVICE_THROTTLE_ANON: '100000/hour' }, {
-      beforeReady: async (app, ctx) => {
-        await createItems(ctx);
-        registerList(app, ctx);
+    t = await startApp(
+      { SERVICE_THROTTLE_ANON: '100000/hour' },
+      {
+        beforeReady: async (app, ctx) => {
+          await createItems(ctx);
+          registerList(app, ctx);
+        },
       },
-    });
+    );
   });
   after(() => t.close());
 
   const get = async (url: string) => {
     const res = await t.inject({ url: url.replace('http://testserver', '') });
-    return { res, body: res.json() as { next: string | null; previous: string | null; results: Array<{ id: number; created_at: string }> } };
+    return {
+      res,
+      body: res.json() as {
+        next: string | null;
+        previous: string | null;
+        results: Array<{ id: number; created_at: string }>;
+      },
+    };
   };
 
   it('forward over the whole set: each row once, in created-desc/id-desc order, ties included', async () => {
@@ -80,7 +93,10 @@ describe('cursor pagination', () => {
     let pages = 1;
     seen.push(...body.results.map((r) => r.id));
     while (body.next) {
-      assert.match(body.next, /^http:\/\/testserver\/api\/v1\/test-cursor\/\?page_size=20&grp=a&cursor=[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+      assert.match(
+        body.next,
+        /^http:\/\/testserver\/api\/v1\/test-cursor\/\?page_size=20&grp=a&cursor=[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/,
+      );
       ({ res, body } = await get(body.next));
       assert.equal(res.statusCode, 200);
       assert.ok(body.previous, 'a later page links back');
@@ -94,7 +110,10 @@ describe('cursor pagination', () => {
 
   it('forward, then backward, with rows inserted at the head meanwhile: no row repeated or skipped', async () => {
     const db = t.ctx.db.kysely;
-    const original = ordered(Array.from({ length: ROWS }, (_, i) => i + 1), createdAt);
+    const original = ordered(
+      Array.from({ length: ROWS }, (_, i) => i + 1),
+      createdAt,
+    );
     const pageSize = 25;
     const forward: Array<{ previous: string | null; ids: number[] }> = [];
     let { body } = await get(`/api/v1/test-cursor/?page_size=${pageSize}`);
@@ -112,7 +131,11 @@ describe('cursor pagination', () => {
       ({ body } = await get(body.next));
       forward.push({ previous: body.previous, ids: body.results.map((r) => r.id) });
     }
-    assert.deepEqual(forward.flatMap((p) => p.ids), original, 'forward: the original rows, each once');
+    assert.deepEqual(
+      forward.flatMap((p) => p.ids),
+      original,
+      'forward: the original rows, each once',
+    );
 
     // Backward from the last page until there is no previous page.
     const backward: number[][] = [];
@@ -161,7 +184,15 @@ describe('cursor pagination', () => {
     const decoded = JSON.parse(Buffer.from(payload, 'base64url').toString());
     const forged = Buffer.from(JSON.stringify([decoded[0], decoded[1], decoded[2] - 1])).toString('base64url');
     const flip = (text: string) => (text[0] === 'A' ? 'B' : 'A') + text.slice(1);
-    for (const bad of [`${forged}.${mac}`, `${payload}.${flip(mac)}`, `${flip(payload)}.${mac}`, payload, 'abc', '.', `${payload}.`]) {
+    for (const bad of [
+      `${forged}.${mac}`,
+      `${payload}.${flip(mac)}`,
+      `${flip(payload)}.${mac}`,
+      payload,
+      'abc',
+      '.',
+      `${payload}.`,
+    ]) {
       const { res, body: problem } = await get(`/api/v1/test-cursor/?cursor=${encodeURIComponent(bad)}`);
       assert.equal(res.statusCode, 400, bad);
       assert.equal((problem as any).errors[0].field, 'cursor');

@@ -22,39 +22,67 @@ import { startApp, type TestApp } from '../support/app.ts';
 const FIELD = [{ field: 'name', message: 'Too long.' }];
 
 /** Per kind: the error thrown and what the API answers (status, title, extra members and headers). */
-const CASES: Record<string, { error: () => DomainError; status: number; title: string; errors?: unknown; retryAfter?: string }> = {
-  invalid: { error: () => new ValidationError('Request is invalid.', FIELD), status: 400, title: 'Bad Request', errors: FIELD },
-  'invalid-bare': { error: () => new ValidationError('A slug is 1 to 50 characters.'), status: 400, title: 'Bad Request' },
-  unauthenticated: { error: () => new UnauthenticatedError('Invalid refresh token.'), status: 401, title: 'Unauthorized' },
+const CASES: Record<
+  string,
+  { error: () => DomainError; status: number; title: string; errors?: unknown; retryAfter?: string }
+> = {
+  invalid: {
+    error: () => new ValidationError('Request is invalid.', FIELD),
+    status: 400,
+    title: 'Bad Request',
+    errors: FIELD,
+  },
+  'invalid-bare': {
+    error: () => new ValidationError('A slug is 1 to 50 characters.'),
+    status: 400,
+    title: 'Bad Request',
+  },
+  unauthenticated: {
+    error: () => new UnauthenticatedError('Invalid refresh token.'),
+    status: 401,
+    title: 'Unauthorized',
+  },
   forbidden: { error: () => new ForbiddenError('Only owners may do that.'), status: 403, title: 'Forbidden' },
   'not-found': { error: () => new NotFoundError(), status: 404, title: 'Not Found' },
   conflict: { error: () => new ConflictError('The slug acme is already taken.'), status: 409, title: 'Conflict' },
   gone: { error: () => new GoneError('This invitation has expired.'), status: 410, title: 'Gone' },
-  unavailable: { error: () => new UnavailableError('Try again shortly.', 7), status: 503, title: 'Service Unavailable', retryAfter: '7' },
+  unavailable: {
+    error: () => new UnavailableError('Try again shortly.', 7),
+    status: 503,
+    title: 'Service Unavailable',
+    retryAfter: '7',
+  },
 };
 
 describe('one error model', () => {
   let t: TestApp;
   before(async () => {
-    t = await startApp({}, {
-      beforeReady: (app) => {
-        app.get('/api/v1/test-errors/:kind/', async (request) => {
-          throw CASES[(request.params as { kind: string }).kind].error();
-        });
-        app.register(async (pages) => {
-          usePageErrors(pages);
-          pages.get('/test-errors/:kind/', async (request) => {
+    t = await startApp(
+      {},
+      {
+        beforeReady: (app) => {
+          app.get('/api/v1/test-errors/:kind/', async (request) => {
             throw CASES[(request.params as { kind: string }).kind].error();
           });
-        });
+          app.register(async (pages) => {
+            usePageErrors(pages);
+            pages.get('/test-errors/:kind/', async (request) => {
+              throw CASES[(request.params as { kind: string }).kind].error();
+            });
+          });
+        },
       },
-    });
+    );
   });
   after(() => t.close());
 
   it('the API answers each kind as problem details with its status, detail and extra members', async () => {
     for (const [kind, expected] of Object.entries(CASES)) {
-      const response = await t.inject({ method: 'GET', url: `/api/v1/test-errors/${kind}/`, headers: { 'x-request-id': `req-${kind}` } });
+      const response = await t.inject({
+        method: 'GET',
+        url: `/api/v1/test-errors/${kind}/`,
+        headers: { 'x-request-id': `req-${kind}` },
+      });
       assert.equal(response.statusCode, expected.status, kind);
       assert.equal(response.headers['content-type'], 'application/problem+json; charset=utf-8', kind);
       assert.equal(response.headers['retry-after'], expected.retryAfter, kind);
@@ -71,7 +99,11 @@ describe('one error model', () => {
         kind,
       );
       // Member order is part of the answer.
-      assert.deepEqual(Object.keys(response.json()).slice(0, 5), ['type', 'title', 'status', 'detail', 'request_id'], kind);
+      assert.deepEqual(
+        Object.keys(response.json()).slice(0, 5),
+        ['type', 'title', 'status', 'detail', 'request_id'],
+        kind,
+      );
     }
   });
 

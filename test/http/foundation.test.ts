@@ -65,7 +65,11 @@ describe('HTTP foundation', () => {
       });
     }
     it('is on non-API responses too (health, 404, 405)', async () => {
-      for (const [method, url] of [['GET', '/healthz'], ['GET', '/nowhere'], ['POST', '/api/v1/me/']] as const) {
+      for (const [method, url] of [
+        ['GET', '/healthz'],
+        ['GET', '/nowhere'],
+        ['POST', '/api/v1/me/'],
+      ] as const) {
         const res = await t.inject({ method, url, headers: { 'x-request-id': 'everywhere-1' } });
         assert.equal(res.headers['x-request-id'], 'everywhere-1', `${method} ${url}`);
       }
@@ -76,7 +80,9 @@ describe('HTTP foundation', () => {
       const response = await new Promise<string>((resolve, reject) => {
         const socket = net.connect(Number(base.port), base.hostname, () => {
           // write, not end: Node's server drops a half-closed connection before answering.
-          socket.write('GET /api/v1/me/ HTTP/1.1\r\nHost: x\r\nX-Request-ID: one\r\nX-Request-ID: two\r\nConnection: close\r\n\r\n');
+          socket.write(
+            'GET /api/v1/me/ HTTP/1.1\r\nHost: x\r\nX-Request-ID: one\r\nX-Request-ID: two\r\nConnection: close\r\n\r\n',
+          );
         });
         let data = '';
         socket.on('data', (chunk) => (data += chunk));
@@ -113,7 +119,13 @@ describe('HTTP foundation', () => {
     assert.ok(me.tags.length > 0 && me.summary);
     const problems: string[] = [];
     const operationIds = new Set<string>();
-    type Operation = { operationId?: string; summary?: string; tags?: string[]; responses?: object; security?: { oauth2?: string[] }[] };
+    type Operation = {
+      operationId?: string;
+      summary?: string;
+      tags?: string[];
+      responses?: object;
+      security?: { oauth2?: string[] }[];
+    };
     for (const [path, operations] of Object.entries<Record<string, Operation>>(doc.paths)) {
       for (const [method, op] of Object.entries(operations)) {
         const where = `${method.toUpperCase()} ${path}`;
@@ -124,13 +136,24 @@ describe('HTTP foundation', () => {
         if (!op.tags?.length) problems.push(`${where}: no tags`);
         if (!op.responses || Object.keys(op.responses).length === 0) problems.push(`${where}: no responses`);
         // Every authenticated API operation states the scopes it accepts; an open one says so with `security: []`.
-        if (path.startsWith('/api/v1/') && op.security?.length !== 0 && !op.security?.[0]?.oauth2?.length) problems.push(`${where}: no scopes`);
+        if (path.startsWith('/api/v1/') && op.security?.length !== 0 && !op.security?.[0]?.oauth2?.length)
+          problems.push(`${where}: no scopes`);
       }
     }
     assert.deepEqual(problems, [], problems.join('\n'));
     // The oauth2 scheme lists every scope of the registry with its description (test/http/openapi-auth.test.ts).
     const scopes = doc.components.securitySchemes.oauth2.flows.authorizationCode.scopes;
-    for (const scope of ['read:profile', 'write:profile', 'read:teams', 'write:teams', 'read:products', 'admin', 'read:webhooks', 'write:webhooks', 'webhooks:manage']) {
+    for (const scope of [
+      'read:profile',
+      'write:profile',
+      'read:teams',
+      'write:teams',
+      'read:products',
+      'admin',
+      'read:webhooks',
+      'write:webhooks',
+      'webhooks:manage',
+    ]) {
       assert.ok(scopes[scope], scope);
     }
     const docs = await t.inject({ url: '/api/docs/' });
@@ -185,9 +208,18 @@ describe('request bodies and malformed requests', () => {
   after(() => t.close());
 
   const post = (body: string, contentType = 'application/json', headers: Record<string, string> = {}) =>
-    t.inject({ method: 'POST', url: '/api/v1/test-echo/', payload: body, headers: { 'content-type': contentType, ...headers } });
+    t.inject({
+      method: 'POST',
+      url: '/api/v1/test-echo/',
+      payload: body,
+      headers: { 'content-type': contentType, ...headers },
+    });
 
-  function assertProblem(res: { statusCode: number; headers: Record<string, unknown>; json(): any }, status: number, detail: string) {
+  function assertProblem(
+    res: { statusCode: number; headers: Record<string, unknown>; json(): any },
+    status: number,
+    detail: string,
+  ) {
     assert.equal(res.statusCode, status);
     assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8');
     const body = res.json();
@@ -222,9 +254,24 @@ describe('request bodies and malformed requests', () => {
 
   it('a wrong content type → 415 problem', async () => {
     assertProblem(await post('name=x', 'text/plain'), 415, 'Unsupported media type; send application/json.');
-    assertProblem(await post('name=x', 'application/x-www-form-urlencoded'), 415, 'Unsupported media type; send application/json.');
-    assertProblem(await post('--b\r\nContent-Disposition: form-data; name="name"\r\n\r\nx\r\n--b--\r\n', 'multipart/form-data; boundary=b'), 415, 'Unsupported media type; send application/json.');
-    assertProblem(await post('<name>x</name>', 'application/xml'), 415, 'Unsupported media type; send application/json.');
+    assertProblem(
+      await post('name=x', 'application/x-www-form-urlencoded'),
+      415,
+      'Unsupported media type; send application/json.',
+    );
+    assertProblem(
+      await post(
+        '--b\r\nContent-Disposition: form-data; name="name"\r\n\r\nx\r\n--b--\r\n',
+        'multipart/form-data; boundary=b',
+      ),
+      415,
+      'Unsupported media type; send application/json.',
+    );
+    assertProblem(
+      await post('<name>x</name>', 'application/xml'),
+      415,
+      'Unsupported media type; send application/json.',
+    );
   });
 
   it('a body over SERVICE_BODY_LIMIT_BYTES → 413 problem', async () => {
@@ -238,7 +285,10 @@ describe('request bodies and malformed requests', () => {
       assert.equal(typeof error.field, 'string');
       assert.equal(typeof error.message, 'string');
     }
-    assert.ok(body.errors.some((e: { field: string }) => e.field === 'name' || e.field === 'extra'), JSON.stringify(body.errors));
+    assert.ok(
+      body.errors.some((e: { field: string }) => e.field === 'name' || e.field === 'extra'),
+      JSON.stringify(body.errors),
+    );
   });
 
   it('an unhandled error → 500 problem that does not leak the message', async () => {
@@ -266,13 +316,20 @@ describe('request bodies and malformed requests', () => {
       let data = '';
       socket.on('data', (chunk) => (data += chunk));
       socket.on('close', () => resolve(data));
-      socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' ? resolve(data) : reject(error)));
+      socket.on('error', (error: NodeJS.ErrnoException) =>
+        error.code === 'ECONNRESET' ? resolve(data) : reject(error),
+      );
     });
   }
 
   function parseRaw(response: string) {
     const [head, body] = response.split('\r\n\r\n');
-    const headers = Object.fromEntries(head.split('\r\n').slice(1).map((line) => [line.split(':')[0].toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+    const headers = Object.fromEntries(
+      head
+        .split('\r\n')
+        .slice(1)
+        .map((line) => [line.split(':')[0].toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+    );
     return { status: Number(head.split(' ')[1]), headers, body: JSON.parse(body) };
   }
 
@@ -285,7 +342,9 @@ describe('request bodies and malformed requests', () => {
   });
 
   it('oversized request headers → 431 problem', async () => {
-    const { status, body } = parseRaw(await raw(`GET /api/v1/me/ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'a'.repeat(20_000)}\r\n\r\n`));
+    const { status, body } = parseRaw(
+      await raw(`GET /api/v1/me/ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'a'.repeat(20_000)}\r\n\r\n`),
+    );
     assert.equal(status, 431);
     assert.equal(body.status, 431);
     assert.equal(body.detail, 'The request headers are too large.');
@@ -333,7 +392,12 @@ describe('readiness without a database', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-nodb-'));
     // Port 1 on loopback: nothing listens there, so every connection attempt is refused at once.
     const ctx = createContext(
-      loadConfig({ NODE_ENV: 'test', SERVICE_DATA_DIR: dir, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', SECRET_KEY: 'x'.repeat(40) }),
+      loadConfig({
+        NODE_ENV: 'test',
+        SERVICE_DATA_DIR: dir,
+        DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+        SECRET_KEY: 'x'.repeat(40),
+      }),
     );
     const app = await buildApp(ctx);
     try {

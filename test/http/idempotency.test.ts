@@ -48,8 +48,13 @@ function registerTestRoutes(app: TypedApp, ctx: AppContext) {
     }
     if (body.invalid) throw new HttpProblem(422, `Label "${body.label}" is not acceptable.`);
     const id = randomUUID();
-    await sql`insert into idem_side_effects (id, label, created_at) values (${id}, ${body.label}, ${new Date().toISOString()})`.execute(ctx.db.kysely);
-    return reply.code(201).header('Location', `${ctx.config.baseUrl}${request.url}${id}/`).send({ id, label: body.label });
+    await sql`insert into idem_side_effects (id, label, created_at) values (${id}, ${body.label}, ${new Date().toISOString()})`.execute(
+      ctx.db.kysely,
+    );
+    return reply
+      .code(201)
+      .header('Location', `${ctx.config.baseUrl}${request.url}${id}/`)
+      .send({ id, label: body.label });
   };
   for (const url of ['/api/v1/test-idem/', '/api/v1/test-idem-other/']) {
     app.post(url, { config: { idempotent: true, scopes: ['write:teams'] } }, handler);
@@ -57,9 +62,10 @@ function registerTestRoutes(app: TypedApp, ctx: AppContext) {
 }
 
 async function sideEffects(ctx: AppContext, label?: string): Promise<number> {
-  const query = label === undefined
-    ? sql<{ n: number }>`select count(*) as n from idem_side_effects`
-    : sql<{ n: number }>`select count(*) as n from idem_side_effects where label = ${label}`;
+  const query =
+    label === undefined
+      ? sql<{ n: number }>`select count(*) as n from idem_side_effects`
+      : sql<{ n: number }>`select count(*) as n from idem_side_effects where label = ${label}`;
   const { rows } = await query.execute(ctx.db.kysely);
   return Number(rows[0].n);
 }
@@ -69,12 +75,15 @@ describe('Idempotency-Key', () => {
   let token: string;
   let otherToken: string;
   before(async () => {
-    t = await startApp({}, {
-      beforeReady: async (app, ctx) => {
-        await createSideEffectTable(ctx);
-        registerTestRoutes(app, ctx);
+    t = await startApp(
+      {},
+      {
+        beforeReady: async (app, ctx) => {
+          await createSideEffectTable(ctx);
+          registerTestRoutes(app, ctx);
+        },
       },
-    });
+    );
     const user = await t.user();
     const other = await t.user();
     token = await t.token(user.id, ['write:teams']);
@@ -86,7 +95,11 @@ describe('Idempotency-Key', () => {
     t.inject({
       method: 'POST',
       url,
-      headers: { ...bearer(as), 'content-type': 'application/json', ...(key === undefined ? {} : { 'idempotency-key': key }) },
+      headers: {
+        ...bearer(as),
+        'content-type': 'application/json',
+        ...(key === undefined ? {} : { 'idempotency-key': key }),
+      },
       payload: typeof body === 'string' ? body : JSON.stringify(body),
     });
 
@@ -185,8 +198,15 @@ describe('Idempotency-Key', () => {
     assert.equal(retried.statusCode, 201);
     assert.equal(retried.headers['idempotency-replay'], undefined);
     assert.equal(await sideEffects(t.ctx, 'flaky'), 1);
-    const rows = await t.ctx.db.kysely.selectFrom('idempotency_keys').select('status_code').where('idempotency_key', '=', key).execute();
-    assert.deepEqual(rows.map((r) => r.status_code), [201]);
+    const rows = await t.ctx.db.kysely
+      .selectFrom('idempotency_keys')
+      .select('status_code')
+      .where('idempotency_key', '=', key)
+      .execute();
+    assert.deepEqual(
+      rows.map((r) => r.status_code),
+      [201],
+    );
   });
 
   it('while the first request runs, the same key is 409 "in progress"; afterwards it replays', async () => {
@@ -195,7 +215,11 @@ describe('Idempotency-Key', () => {
     const running = post({ label: 'slow', gate: true }, key);
     // Wait until the reservation is committed.
     for (let i = 0; i < 100; i++) {
-      const row = await t.ctx.db.kysely.selectFrom('idempotency_keys').select('id').where('idempotency_key', '=', key).executeTakeFirst();
+      const row = await t.ctx.db.kysely
+        .selectFrom('idempotency_keys')
+        .select('id')
+        .where('idempotency_key', '=', key)
+        .executeTakeFirst();
       if (row) break;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
@@ -241,24 +265,38 @@ describe('Idempotency-Key', () => {
     assert.equal((await post({ label: 'ttl-live' }, live)).statusCode, 201);
     // Time passes: the record's expiry moves into the past.
     const past = new Date(Date.now() - 1000).toISOString();
-    await t.ctx.db.kysely.updateTable('idempotency_keys').set({ expires_at: past }).where('idempotency_key', '=', key).execute();
+    await t.ctx.db.kysely
+      .updateTable('idempotency_keys')
+      .set({ expires_at: past })
+      .where('idempotency_key', '=', key)
+      .execute();
     const fresh = await post({ label: 'ttl-2' }, key);
     assert.equal(fresh.statusCode, 201, 'a different body is no conflict once expired');
     assert.equal(fresh.headers['idempotency-replay'], undefined);
     assert.equal(await sideEffects(t.ctx, 'ttl-2'), 1);
 
-    await t.ctx.db.kysely.updateTable('idempotency_keys').set({ expires_at: past }).where('idempotency_key', '=', key).execute();
+    await t.ctx.db.kysely
+      .updateTable('idempotency_keys')
+      .set({ expires_at: past })
+      .where('idempotency_key', '=', key)
+      .execute();
     const worker = startWorker(t.ctx, [idempotencyPurgeTask]);
     try {
       for (let i = 0; i < 200; i++) {
-        const left = await t.ctx.db.kysely.selectFrom('idempotency_keys').select('id').where('idempotency_key', '=', key).executeTakeFirst();
+        const left = await t.ctx.db.kysely
+          .selectFrom('idempotency_keys')
+          .select('id')
+          .where('idempotency_key', '=', key)
+          .executeTakeFirst();
         if (!left) break;
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
     } finally {
       await worker.stop();
     }
-    const keys = (await t.ctx.db.kysely.selectFrom('idempotency_keys').select('idempotency_key').execute()).map((r) => r.idempotency_key);
+    const keys = (await t.ctx.db.kysely.selectFrom('idempotency_keys').select('idempotency_key').execute()).map(
+      (r) => r.idempotency_key,
+    );
     assert.ok(!keys.includes(key), 'expired record purged');
     assert.ok(keys.includes(live), 'live record kept');
     assert.equal(await purgeExpiredIdempotencyKeys(t.ctx.db.kysely), 0);
@@ -266,7 +304,11 @@ describe('Idempotency-Key', () => {
 
   it('a reservation abandoned by a dead process is taken over after its lease', async () => {
     const key = randomUUID();
-    const user = await t.ctx.db.kysely.selectFrom('personal_access_tokens').select('user_id').orderBy('id').executeTakeFirstOrThrow();
+    const user = await t.ctx.db.kysely
+      .selectFrom('personal_access_tokens')
+      .select('user_id')
+      .orderBy('id')
+      .executeTakeFirstOrThrow();
     const past = new Date(Date.now() - 1000).toISOString();
     await t.ctx.db.kysely
       .insertInto('idempotency_keys')
@@ -288,9 +330,18 @@ describe('Idempotency-Key', () => {
 
   it('authentication comes first: no credential is 401 and nothing is recorded', async () => {
     const key = randomUUID();
-    const res = await t.inject({ method: 'POST', url: '/api/v1/test-idem/', headers: { 'idempotency-key': key }, payload: { label: 'anon' } });
+    const res = await t.inject({
+      method: 'POST',
+      url: '/api/v1/test-idem/',
+      headers: { 'idempotency-key': key },
+      payload: { label: 'anon' },
+    });
     assert.equal(res.statusCode, 401);
-    const row = await t.ctx.db.kysely.selectFrom('idempotency_keys').select('id').where('idempotency_key', '=', key).executeTakeFirst();
+    const row = await t.ctx.db.kysely
+      .selectFrom('idempotency_keys')
+      .select('id')
+      .where('idempotency_key', '=', key)
+      .executeTakeFirst();
     assert.equal(row, undefined);
   });
 
@@ -311,8 +362,13 @@ describe('Idempotency-Key', () => {
           }),
         ),
       );
-      assert.ok(answers.every((r) => r.statusCode === 201 || (r.statusCode === 409 && /in progress/.test(r.json().detail))));
-      assert.equal(answers.filter((r) => r.statusCode === 201 && r.headers['idempotency-replay'] === undefined).length, 1);
+      assert.ok(
+        answers.every((r) => r.statusCode === 201 || (r.statusCode === 409 && /in progress/.test(r.json().detail))),
+      );
+      assert.equal(
+        answers.filter((r) => r.statusCode === 201 && r.headers['idempotency-replay'] === undefined).length,
+        1,
+      );
       assert.equal(await sideEffects(t.ctx, 'two-apps'), 1);
     } finally {
       await app2.close();
@@ -354,8 +410,20 @@ describe('Idempotency-Key on POST /api/v1/teams/{team_id}/invitations/', () => {
     const db = t.ctx.db.kysely;
     const count = async (query: ReturnType<typeof sql<{ n: number }>>) => Number((await query.execute(db)).rows[0].n);
     assert.equal(await count(sql<{ n: number }>`select count(*) as n from invitations where team_id = ${team.id}`), 1);
-    assert.equal(await count(sql<{ n: number }>`select count(*) as n from mail_outbox where to_addresses like ${'%invitee@example.com%'}`), 1);
-    assert.equal(await count(sql<{ n: number }>`select count(*) as n from events where type = ${'team.invitation.created'} and team_id = ${team.id}`), 1);
+    assert.equal(
+      await count(
+        sql<{ n: number }>`select count(*) as n from mail_outbox where to_addresses like ${'%invitee@example.com%'}`,
+      ),
+      1,
+    );
+    assert.equal(
+      await count(
+        sql<{
+          n: number;
+        }>`select count(*) as n from events where type = ${'team.invitation.created'} and team_id = ${team.id}`,
+      ),
+      1,
+    );
     // A later retry replays, still without a second invitation.
     const retry = await fetch(`${base}/api/v1/teams/${team.id}/invitations/`, {
       method: 'POST',

@@ -31,14 +31,19 @@ describe('request.identity', () => {
   let token: string;
   let browser: PageClient;
   before(async () => {
-    t = await startApp({}, {
-      beforeReady: (app) => {
-        app.get('/api/v1/test-identity/', { schema: { hide: true } }, async (request) => summary(request));
-        app.get('/test-identity/', async (request) => summary(request));
-        app.get('/webhooks/test-identity/', async (request) => summary(request));
-        app.get('/api/v1/test-require/', { schema: { hide: true } }, async (request) => ({ user: requireScope(request, ['read:teams']).user.id }));
+    t = await startApp(
+      {},
+      {
+        beforeReady: (app) => {
+          app.get('/api/v1/test-identity/', { schema: { hide: true } }, async (request) => summary(request));
+          app.get('/test-identity/', async (request) => summary(request));
+          app.get('/webhooks/test-identity/', async (request) => summary(request));
+          app.get('/api/v1/test-require/', { schema: { hide: true } }, async (request) => ({
+            user: requireScope(request, ['read:teams']).user.id,
+          }));
+        },
       },
-    });
+    );
     user = await t.user();
     token = await t.token(user.id, ['read:profile', 'read:teams']);
     browser = new PageClient(t);
@@ -53,7 +58,8 @@ describe('request.identity', () => {
   };
 
   it('is anonymous without a credential, on every kind of path', async () => {
-    for (const url of ['/api/v1/test-identity/', '/test-identity/', '/webhooks/test-identity/']) assert.deepEqual(await get(url), ANONYMOUS, url);
+    for (const url of ['/api/v1/test-identity/', '/test-identity/', '/webhooks/test-identity/'])
+      assert.deepEqual(await get(url), ANONYMOUS, url);
   });
 
   it('names the token, its scopes and no session for a bearer credential', async () => {
@@ -64,7 +70,11 @@ describe('request.identity', () => {
       credential: 'pat',
       scopes: ['read:profile', 'read:teams'],
     });
-    const issued = await t.inject({ method: 'POST', url: '/api/auth/token/', payload: { email: user.email, password: TEST_PASSWORD, scope: 'read:profile' } });
+    const issued = await t.inject({
+      method: 'POST',
+      url: '/api/auth/token/',
+      payload: { email: user.email, password: TEST_PASSWORD, scope: 'read:profile' },
+    });
     assert.equal(issued.statusCode, 200, issued.body);
     assert.deepEqual(await get('/api/v1/test-identity/', bearer(issued.json().access)), {
       ...ANONYMOUS,
@@ -76,7 +86,10 @@ describe('request.identity', () => {
   });
 
   it('says why a presented credential was refused', async () => {
-    assert.deepEqual(await get('/api/v1/test-identity/', bearer('svc_notarealtoken')), { ...ANONYMOUS, refused: 'Invalid, expired or revoked token.' });
+    assert.deepEqual(await get('/api/v1/test-identity/', bearer('svc_notarealtoken')), {
+      ...ANONYMOUS,
+      refused: 'Invalid, expired or revoked token.',
+    });
     assert.deepEqual(await get('/api/v1/test-identity/', { authorization: 'Basic abc' }), {
       ...ANONYMOUS,
       refused: 'Authorization header must be "Bearer <token>".',
@@ -85,7 +98,15 @@ describe('request.identity', () => {
 
   it('is the session, with full access, for the API called with the cookie alone; the Authorization header wins', async () => {
     const cookie = browser.cookieHeader('/');
-    const viaSession = { ...ANONYMOUS, user: user.id, kind: 'session', credential: 'session', scopes: null, session: 'full', account: user.id };
+    const viaSession = {
+      ...ANONYMOUS,
+      user: user.id,
+      kind: 'session',
+      credential: 'session',
+      scopes: null,
+      session: 'full',
+      account: user.id,
+    };
     assert.deepEqual(await get('/api/v1/test-identity/', { cookie }), viaSession);
     assert.deepEqual(await get('/test-identity/', { cookie }), viaSession);
     assert.equal((await get('/api/v1/test-identity/', { cookie, ...bearer(token) })).kind, 'pat');
@@ -100,7 +121,11 @@ describe('request.identity', () => {
     await enrolTotp(enrolling);
     const pending = new PageClient(t);
     await pending.get('/accounts/login/');
-    const step = await pending.post('/accounts/login/', { email: other.email, password: TEST_PASSWORD, next: '/accounts/profile/' });
+    const step = await pending.post('/accounts/login/', {
+      email: other.email,
+      password: TEST_PASSWORD,
+      next: '/accounts/profile/',
+    });
     assert.match(String(step.headers.location), /^\/accounts\/login\/totp\//);
     const cookie = pending.cookieHeader('/');
     assert.deepEqual(await get('/test-identity/', { cookie }), { ...ANONYMOUS, session: 'mfa', account: other.id });
@@ -117,7 +142,10 @@ describe('request.identity', () => {
     const narrow = await t.token(user.id, ['read:profile']);
     const lacking = await t.inject({ url: '/api/v1/test-require/', headers: bearer(narrow) });
     assert.equal(lacking.statusCode, 403);
-    assert.equal(lacking.json().detail, (await t.inject({ url: '/api/v1/teams/', headers: bearer(narrow) })).json().detail);
+    assert.equal(
+      lacking.json().detail,
+      (await t.inject({ url: '/api/v1/teams/', headers: bearer(narrow) })).json().detail,
+    );
     assert.deepEqual(await get('/api/v1/test-require/', bearer(token)), { user: user.id });
     assert.deepEqual(await get('/api/v1/test-require/', { cookie: browser.cookieHeader('/') }), { user: user.id });
   });

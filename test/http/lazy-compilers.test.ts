@@ -20,10 +20,23 @@ describe('route schemas compiled on first use', () => {
               schema: {
                 querystring: {
                   type: 'object',
-                  properties: { n: { type: 'integer', minimum: 1 }, tag: { type: 'array', items: { type: 'string' } }, mode: { type: 'string', default: 'plain' } },
+                  properties: {
+                    n: { type: 'integer', minimum: 1 },
+                    tag: { type: 'array', items: { type: 'string' } },
+                    mode: { type: 'string', default: 'plain' },
+                  },
                   additionalProperties: false,
                 },
-                response: { 200: { type: 'object', properties: { n: { type: 'integer' }, tag: { type: 'array', items: { type: 'string' } }, mode: { type: 'string' } } } },
+                response: {
+                  200: {
+                    type: 'object',
+                    properties: {
+                      n: { type: 'integer' },
+                      tag: { type: 'array', items: { type: 'string' } },
+                      mode: { type: 'string' },
+                    },
+                  },
+                },
               },
             },
             // The undeclared `secret` is dropped by the response serialiser.
@@ -33,7 +46,11 @@ describe('route schemas compiled on first use', () => {
             '/api/v1/test-lazy/',
             {
               schema: {
-                body: { type: 'object', properties: { n: { type: 'integer' }, mode: { type: 'string', default: 'plain' } }, additionalProperties: false },
+                body: {
+                  type: 'object',
+                  properties: { n: { type: 'integer' }, mode: { type: 'string', default: 'plain' } },
+                  additionalProperties: false,
+                },
                 response: { 200: { type: 'object', properties: { n: { type: 'integer' }, mode: { type: 'string' } } } },
               },
             },

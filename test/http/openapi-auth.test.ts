@@ -8,7 +8,14 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { bearer, startApp, type TestApp } from '../support/app.ts';
 import { operationsOf, validValue, type Document } from '../support/openapi.ts';
 
-type SecurityScheme = { type: string; scheme?: string; flows?: Record<string, { authorizationUrl?: string; tokenUrl?: string; refreshUrl?: string; scopes: Record<string, string> }> };
+type SecurityScheme = {
+  type: string;
+  scheme?: string;
+  flows?: Record<
+    string,
+    { authorizationUrl?: string; tokenUrl?: string; refreshUrl?: string; scopes: Record<string, string> }
+  >;
+};
 
 describe('the OpenAPI document on authentication', () => {
   let t: TestApp;
@@ -26,7 +33,8 @@ describe('the OpenAPI document on authentication', () => {
 
   it('validates against the OpenAPI 3.0 schema', async () => {
     // The validator dereferences the document it is given: it gets a copy.
-    const validate = (document: unknown) => SwaggerParser.validate(structuredClone(document) as Parameters<typeof SwaggerParser.validate>[0]);
+    const validate = (document: unknown) =>
+      SwaggerParser.validate(structuredClone(document) as Parameters<typeof SwaggerParser.validate>[0]);
     await validate(doc);
     // The validator reads the security schemes too: an authorization-code flow without its token URL is refused.
     const broken = structuredClone(doc);
@@ -45,7 +53,10 @@ describe('the OpenAPI document on authentication', () => {
     assert.equal(flow.tokenUrl, metadata.token_endpoint);
     assert.equal(flow.refreshUrl, metadata.token_endpoint);
     assert.equal(flow.authorizationUrl, 'http://testserver/o/authorize/');
-    assert.deepEqual(flow.scopes, Object.fromEntries(t.ctx.scopes.list().map((scope) => [scope.name, scope.description])));
+    assert.deepEqual(
+      flow.scopes,
+      Object.fromEntries(t.ctx.scopes.list().map((scope) => [scope.name, scope.description])),
+    );
     assert.ok(flow.scopes['read:reports'] && flow.scopes['webhooks:manage']);
     assert.deepEqual(Object.keys(flow.scopes).sort(), [...metadata.scopes_supported].sort());
     assert.deepEqual([bearerAuth.type, bearerAuth.scheme, bearerAuth.flows], ['http', 'bearer', undefined]);
@@ -68,15 +79,18 @@ describe('the OpenAPI document on authentication', () => {
       }
       for (const requirement of security) {
         const schemes = Object.keys(requirement);
-        if (schemes.length !== 1) problems.push(`${where}: ${JSON.stringify(requirement)} requires ${schemes.length} schemes at once`);
+        if (schemes.length !== 1)
+          problems.push(`${where}: ${JSON.stringify(requirement)} requires ${schemes.length} schemes at once`);
         for (const [scheme, scopes] of Object.entries(requirement)) {
           const type = doc.components.securitySchemes[scheme]?.type;
-          if (type === 'oauth2' && scopes.length !== 1) problems.push(`${where}: ${JSON.stringify(requirement)} requires ${scopes.length} scopes at once`);
+          if (type === 'oauth2' && scopes.length !== 1)
+            problems.push(`${where}: ${JSON.stringify(requirement)} requires ${scopes.length} scopes at once`);
           if (type !== 'oauth2' && scopes.length !== 0) problems.push(`${where}: ${scheme} (${type}) names scopes`);
         }
       }
       if (!security.some((requirement) => requirement.oauth2)) problems.push(`${where}: no oauth2 alternative`);
-      if (security.filter((requirement) => requirement.bearerAuth).length !== 1) problems.push(`${where}: not one bearerAuth alternative`);
+      if (security.filter((requirement) => requirement.bearerAuth).length !== 1)
+        problems.push(`${where}: not one bearerAuth alternative`);
     }
     assert.deepEqual(problems, [], problems.join('\n'));
     assert.deepEqual(open, ['GET /api/v1/event-types/'], 'the only operations declared open');
@@ -106,23 +120,34 @@ describe('the OpenAPI document on authentication', () => {
       // name nothing, so what passes the check is then a 404 or a 4xx of the handler, not a change.
       let url = path;
       for (const parameter of operation.parameters ?? []) {
-        if (parameter.in === 'path') url = url.replace(`{${parameter.name}}`, encodeURIComponent(String(validValue(parameter.schema ?? {}, doc, parameter.name))));
+        if (parameter.in === 'path')
+          url = url.replace(
+            `{${parameter.name}}`,
+            encodeURIComponent(String(validValue(parameter.schema ?? {}, doc, parameter.name))),
+          );
       }
       const schema = operation.requestBody?.content['application/json']?.schema;
       const send = async (headers: Record<string, string>) =>
-        t.inject({ method: method.toUpperCase() as 'GET', url, headers, ...(schema ? { payload: validValue(schema, doc, operation.operationId) as object } : {}) });
+        t.inject({
+          method: method.toUpperCase() as 'GET',
+          url,
+          headers,
+          ...(schema ? { payload: validValue(schema, doc, operation.operationId) as object } : {}),
+        });
       const refusedForScope = (res: { statusCode: number; json(): { detail?: string } }) =>
         res.statusCode === 401 || (res.statusCode === 403 && /lacks/.test(res.json().detail ?? ''));
       const where = `${method.toUpperCase()} ${path}`;
       if ((await send({})).statusCode !== 401) problems.push(`${where}: not 401 without a credential`);
       for (const scope of accepted) {
         const res = await send(bearer(await tokenFor(scope)));
-        if (refusedForScope(res)) problems.push(`${where}: listed ${scope} but refused it: ${res.statusCode} ${res.body}`);
+        if (refusedForScope(res))
+          problems.push(`${where}: listed ${scope} but refused it: ${res.statusCode} ${res.body}`);
         checked++;
       }
       const other = t.ctx.scopes.names().find((scope) => !accepted.includes(scope))!;
       const refused = await send(bearer(await tokenFor(other)));
-      if (!refusedForScope(refused)) problems.push(`${where}: did not list ${other} and accepted it: ${refused.statusCode}`);
+      if (!refusedForScope(refused))
+        problems.push(`${where}: did not list ${other} and accepted it: ${refused.statusCode}`);
     }
     assert.deepEqual(problems, [], problems.join('\n'));
     assert.ok(checked > 20, `only ${checked} scopes checked`);

@@ -56,7 +56,8 @@ describe('OpenAPI operationIds', () => {
         const where = `${method.toUpperCase()} ${path}`;
         const id = operation.operationId;
         if (!id) problems.push(`${where}: no operationId`);
-        else if (!/^[a-z][a-z0-9]*(_[a-z0-9]+)+$/.test(id)) problems.push(`${where}: "${id}" is not snake_case (verb_noun)`);
+        else if (!/^[a-z][a-z0-9]*(_[a-z0-9]+)+$/.test(id))
+          problems.push(`${where}: "${id}" is not snake_case (verb_noun)`);
         else if (seen.has(id)) problems.push(`${where}: "${id}" is also the id of ${seen.get(id)}`);
         else seen.set(id, where);
         if (id) found[where] = id;

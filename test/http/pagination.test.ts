@@ -54,7 +54,10 @@ describe('page-number pagination', () => {
     assert.equal(first.results.length, 50);
     assert.equal(first.next, null);
     assert.equal(first.previous, null);
-    assert.deepEqual(first.results.map((r) => r.name), names[50]);
+    assert.deepEqual(
+      first.results.map((r) => r.name),
+      names[50],
+    );
     await assertInvalidPage(50, '?page=2');
   });
 
@@ -66,11 +69,17 @@ describe('page-number pagination', () => {
     assert.equal(first.previous, null);
     const second = await page(51, '?page=2');
     assert.equal(second.count, 51);
-    assert.deepEqual(second.results.map((r) => r.name), [names[51][50]]);
+    assert.deepEqual(
+      second.results.map((r) => r.name),
+      [names[51][50]],
+    );
     assert.equal(second.next, null);
     // Page 1 is the bare URL, as a client would first have called it.
     assert.equal(second.previous, self);
-    assert.deepEqual([...first.results, ...second.results].map((r) => r.name), names[51]);
+    assert.deepEqual(
+      [...first.results, ...second.results].map((r) => r.name),
+      names[51],
+    );
     await assertInvalidPage(51, '?page=3');
   });
 
@@ -85,7 +94,10 @@ describe('page-number pagination', () => {
     assert.equal(third.results.length, 1);
     assert.equal(third.next, null);
     assert.equal(third.previous, `${self}?page=2`);
-    assert.deepEqual([...first.results, ...second.results, ...third.results].map((r) => r.name), names[101]);
+    assert.deepEqual(
+      [...first.results, ...second.results, ...third.results].map((r) => r.name),
+      names[101],
+    );
     for (const body of [first, second, third]) assert.equal(body.count, 101);
     await assertInvalidPage(101, '?page=4');
   });
@@ -151,14 +163,28 @@ describe('page-number pagination', () => {
       const now = new Date().toISOString();
       const { id } = await db
         .insertInto('users')
-        .values({ email: `m${i}-${process.pid}@example.com`, password_hash: 'x', first_name: '', last_name: '', display_name: '', email_verified_at: null, is_active: 1, is_staff: 0, created_at: now, updated_at: now })
+        .values({
+          email: `m${i}-${process.pid}@example.com`,
+          password_hash: 'x',
+          first_name: '',
+          last_name: '',
+          display_name: '',
+          email_verified_at: null,
+          is_active: 1,
+          is_staff: 0,
+          created_at: now,
+          updated_at: now,
+        })
         .returning('id')
         .executeTakeFirstOrThrow();
       ids.push(id);
     }
     // Insert memberships in shuffled order so that id order and joined order differ.
     for (const i of [...ids.keys()].sort((a, b) => ((a * 7919) % 50) - ((b * 7919) % 50))) {
-      await db.insertInto('memberships').values({ team_id: team.id, user_id: ids[i], role: 'member', joined_at: joined(i) }).execute();
+      await db
+        .insertInto('memberships')
+        .values({ team_id: team.id, user_id: ids[i], role: 'member', joined_at: joined(i) })
+        .execute();
     }
     const url = `/api/v1/teams/${team.id}/members/`;
     const first = await t.inject({ url: `${url}?x=1`, headers: bearer(token) });
@@ -177,7 +203,10 @@ describe('page-number pagination', () => {
       .sort((x, y) => (x.joined < y.joined ? -1 : x.joined > y.joined ? 1 : x.id - y.id))
       .map((m) => m.id);
     assert.notDeepEqual(expected, ids);
-    assert.deepEqual([...a.results, ...b.results].map((m: { id: number }) => m.id), [owner.id, ...expected]);
+    assert.deepEqual(
+      [...a.results, ...b.results].map((m: { id: number }) => m.id),
+      [owner.id, ...expected],
+    );
     const third = await t.inject({ url: `${url}?page=3`, headers: bearer(token) });
     assert.equal(third.statusCode, 404);
     assert.equal(third.json().detail, 'Invalid page.');

@@ -12,7 +12,11 @@ import { bearer, TEST_PASSWORD } from '../support/app.ts';
 import { postForm, startOAuthApp, type OAuthTestApp } from '../oauth/helpers.ts';
 
 const QUOTA_EXCEEDED = 'https://iana.org/assignments/http-problem-types#quota-exceeded';
-const SETTINGS = { SERVICE_THROTTLE_ANON: '3/minute', SERVICE_THROTTLE_USER: '4/hour', SERVICE_THROTTLE_AUTH: '5/minute' };
+const SETTINGS = {
+  SERVICE_THROTTLE_ANON: '3/minute',
+  SERVICE_THROTTLE_USER: '4/hour',
+  SERVICE_THROTTLE_AUTH: '5/minute',
+};
 const SPECS = { anon: { q: 3, w: 60 }, user: { q: 4, w: 3600 }, auth: { q: 5, w: 60 } };
 type Policy = keyof typeof SPECS;
 
@@ -23,7 +27,10 @@ function header(headers: HeaderSource, name: string): string | null {
   if (headers instanceof Headers) return headers.get(name);
   const value = headers[name.toLowerCase()];
   // Sent twice, inject shows an array: one field line is expected, so that is a failure here.
-  assert.ok(value === undefined || typeof value === 'string' || typeof value === 'number', `${name} sent once: ${JSON.stringify(value)}`);
+  assert.ok(
+    value === undefined || typeof value === 'string' || typeof value === 'number',
+    `${name} sent once: ${JSON.stringify(value)}`,
+  );
   return value === undefined ? null : String(value);
 }
 
@@ -137,11 +144,21 @@ describe('IETF RateLimit fields', () => {
     const remoteAddress = '192.0.2.60';
     for (let i = 0; i < SPECS.auth.q; i++) {
       // A new e-mail each time, so that the login-failure lockout never applies.
-      const res = await t.inject({ method: 'POST', url: '/api/auth/token/', remoteAddress, payload: { email: `nobody${i}@example.com`, password: 'wrong' } });
+      const res = await t.inject({
+        method: 'POST',
+        url: '/api/auth/token/',
+        remoteAddress,
+        payload: { email: `nobody${i}@example.com`, password: 'wrong' },
+      });
       assert.equal(res.statusCode, 401);
       assert.equal(checkFields(res.headers, 'auth').r, SPECS.auth.q - 1 - i);
     }
-    const refused = await t.inject({ method: 'POST', url: '/api/auth/token/', remoteAddress, payload: { email: 'nobody@example.com', password: 'wrong' } });
+    const refused = await t.inject({
+      method: 'POST',
+      url: '/api/auth/token/',
+      remoteAddress,
+      payload: { email: 'nobody@example.com', password: 'wrong' },
+    });
     checkRefusal(refused.statusCode, refused.headers, refused.json(), 'auth');
   });
 
@@ -161,7 +178,8 @@ describe('IETF RateLimit fields', () => {
     const jwks = await t.inject({ url: '/o/jwks/' });
     for (const res of [health, jwks]) {
       assert.equal(res.statusCode, 200);
-      for (const name of ['x-ratelimit-limit', 'ratelimit-policy', 'ratelimit']) assert.equal(res.headers[name], undefined, name);
+      for (const name of ['x-ratelimit-limit', 'ratelimit-policy', 'ratelimit'])
+        assert.equal(res.headers[name], undefined, name);
     }
   });
 
@@ -181,10 +199,20 @@ describe('IETF RateLimit fields: the login-failure lockout is not a quota answer
     const user = await t.user();
     const remoteAddress = '192.0.2.70';
     for (let i = 0; i < 5; i++) {
-      const res = await t.inject({ method: 'POST', url: '/api/auth/token/', remoteAddress, payload: { email: user.email, password: 'wrong' } });
+      const res = await t.inject({
+        method: 'POST',
+        url: '/api/auth/token/',
+        remoteAddress,
+        payload: { email: user.email, password: 'wrong' },
+      });
       assert.equal(res.statusCode, 401);
     }
-    const locked = await t.inject({ method: 'POST', url: '/api/auth/token/', remoteAddress, payload: { email: user.email, password: TEST_PASSWORD } });
+    const locked = await t.inject({
+      method: 'POST',
+      url: '/api/auth/token/',
+      remoteAddress,
+      payload: { email: user.email, password: TEST_PASSWORD },
+    });
     assert.equal(locked.statusCode, 429);
     const body = locked.json();
     assert.equal(body.type, 'about:blank');

@@ -49,10 +49,19 @@ function exchange(port: number, head: string, send: Sender, stopWhenAnswered = f
       const headEnd = text.indexOf('\r\n\r\n');
       if (headEnd < 0) return null;
       const lines = text.slice(0, headEnd).split('\r\n');
-      const headers = Object.fromEntries(lines.slice(1).map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+      const headers = Object.fromEntries(
+        lines
+          .slice(1)
+          .map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+      );
       const length = Number(headers['content-length']);
       const body = received.subarray(headEnd + 4).toString('utf8');
-      return { status: Number(lines[0].split(' ')[1]), headers, body, complete: received.length - headEnd - 4 >= length };
+      return {
+        status: Number(lines[0].split(' ')[1]),
+        headers,
+        body,
+        complete: received.length - headEnd - 4 >= length,
+      };
     };
     socket.on('data', (data) => {
       received = Buffer.concat([received, data]);
@@ -129,11 +138,39 @@ describe('a body over the limit gets its 413 over a real socket', () => {
 
   const endpoints = [
     { label: 'an API route', path: '/api/v1/teams/', type: 'application/json', auth: true, problem: true, api: true },
-    { label: 'the JWT endpoint', path: '/api/auth/token/', type: 'application/json', auth: false, problem: true, api: true },
-    { label: 'a page form', path: '/accounts/login/', type: 'application/x-www-form-urlencoded', auth: false, problem: true, api: false },
-    { label: 'the SNS intake', path: '/webhooks/mailprovider/', type: 'text/plain', auth: false, problem: true, api: false },
+    {
+      label: 'the JWT endpoint',
+      path: '/api/auth/token/',
+      type: 'application/json',
+      auth: false,
+      problem: true,
+      api: true,
+    },
+    {
+      label: 'a page form',
+      path: '/accounts/login/',
+      type: 'application/x-www-form-urlencoded',
+      auth: false,
+      problem: true,
+      api: false,
+    },
+    {
+      label: 'the SNS intake',
+      path: '/webhooks/mailprovider/',
+      type: 'text/plain',
+      auth: false,
+      problem: true,
+      api: false,
+    },
     // The OAuth endpoints answer in RFC 6749's error shape, not problem details.
-    { label: 'the OAuth token endpoint', path: '/o/token/', type: 'application/x-www-form-urlencoded', auth: false, problem: false, api: false },
+    {
+      label: 'the OAuth token endpoint',
+      path: '/o/token/',
+      type: 'application/x-www-form-urlencoded',
+      auth: false,
+      problem: false,
+      api: false,
+    },
   ];
 
   for (const endpoint of endpoints) {
@@ -154,30 +191,48 @@ describe('a body over the limit gets its 413 over a real socket', () => {
       const body = JSON.parse(result.body);
       if (endpoint.problem) {
         assert.equal(result.headers['content-type'], 'application/problem+json; charset=utf-8', where);
-        assert.deepEqual(body, { type: 'about:blank', title: 'Payload Too Large', status: 413, detail: 'Request body is too large.', request_id: 'big-body-1' });
+        assert.deepEqual(body, {
+          type: 'about:blank',
+          title: 'Payload Too Large',
+          status: 413,
+          detail: 'Request body is too large.',
+          request_id: 'big-body-1',
+        });
       } else {
         assert.deepEqual(body, { error: 'invalid_request', error_description: 'request body too large' });
       }
       if (endpoint.api) {
-        for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) assert.match(result.headers[name] ?? '', /^\d+$/, `${name} ${where}`);
+        for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'])
+          assert.match(result.headers[name] ?? '', /^\d+$/, `${name} ${where}`);
       }
     };
 
     it(`${endpoint.label}: 8 MiB with Content-Length, 20 times in a row, each answer read whole`, async () => {
       for (let round = 1; round <= 20; round++) {
-        assertRefusal(await exchange(port, head(`Content-Length: ${EIGHT_MIB}\r\n`), sendLength(EIGHT_MIB)), `length #${round}`);
+        assertRefusal(
+          await exchange(port, head(`Content-Length: ${EIGHT_MIB}\r\n`), sendLength(EIGHT_MIB)),
+          `length #${round}`,
+        );
       }
     });
 
     it(`${endpoint.label}: 8 MiB chunked, 20 times in a row, each answer read whole`, async () => {
       for (let round = 1; round <= 20; round++) {
-        assertRefusal(await exchange(port, head('Transfer-Encoding: chunked\r\n'), sendChunked(EIGHT_MIB)), `chunked #${round}`);
+        assertRefusal(
+          await exchange(port, head('Transfer-Encoding: chunked\r\n'), sendChunked(EIGHT_MIB)),
+          `chunked #${round}`,
+        );
       }
     });
   }
 
   it('a declared length over the limit is answered before any of the body is sent', async () => {
-    const result = await exchange(port, `POST /api/v1/teams/ HTTP/1.1\r\nHost: testserver\r\nContent-Type: application/json\r\nAuthorization: Bearer ${token}\r\nContent-Length: ${EIGHT_MIB}\r\n\r\n`, never, true);
+    const result = await exchange(
+      port,
+      `POST /api/v1/teams/ HTTP/1.1\r\nHost: testserver\r\nContent-Type: application/json\r\nAuthorization: Bearer ${token}\r\nContent-Length: ${EIGHT_MIB}\r\n\r\n`,
+      never,
+      true,
+    );
     assert.equal(result.status, 413, JSON.stringify(result));
     assert.equal(result.complete, true);
   });
@@ -205,7 +260,11 @@ describe('a body over the limit gets its 413 over a real socket', () => {
       }, DRAIN_IDLE_MS + 1500);
       return never();
     };
-    const result = await exchange(port, `POST /api/auth/token/ HTTP/1.1\r\nHost: testserver\r\nContent-Type: application/json\r\nContent-Length: ${EIGHT_MIB}\r\n\r\n`, silentThenProbe);
+    const result = await exchange(
+      port,
+      `POST /api/auth/token/ HTTP/1.1\r\nHost: testserver\r\nContent-Type: application/json\r\nContent-Length: ${EIGHT_MIB}\r\n\r\n`,
+      silentThenProbe,
+    );
     clearInterval(probe);
     assert.equal(result.status, 413);
     assert.equal(result.complete, true);
@@ -222,11 +281,18 @@ describe('a body over the limit gets its 413 over a real socket', () => {
       socket.once('close', () => clearInterval(timer));
       return never();
     };
-    const result = await exchange(port, `POST /api/auth/token/ HTTP/1.1\r\nHost: testserver\r\nContent-Type: application/json\r\nContent-Length: ${EIGHT_MIB}\r\n\r\n`, trickle);
+    const result = await exchange(
+      port,
+      `POST /api/auth/token/ HTTP/1.1\r\nHost: testserver\r\nContent-Type: application/json\r\nContent-Length: ${EIGHT_MIB}\r\n\r\n`,
+      trickle,
+    );
     clearInterval(timer);
     assert.equal(result.status, 413);
     assert.equal(result.complete, true);
-    assert.ok(result.closedAfter >= DRAIN_MAX_MS - 50 && result.closedAfter < DRAIN_MAX_MS + 2000, JSON.stringify({ ...result, body: '' }));
+    assert.ok(
+      result.closedAfter >= DRAIN_MAX_MS - 50 && result.closedAfter < DRAIN_MAX_MS + 2000,
+      JSON.stringify({ ...result, body: '' }),
+    );
   });
 
   it('a request pipelined behind a refused body on the same connection is not run', async () => {
@@ -244,13 +310,20 @@ describe('a body over the limit gets its 413 over a real socket', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     const teams = await t.inject({ url: '/api/v1/teams/', headers: bearer(token) });
     assert.equal(teams.statusCode, 200);
-    assert.equal(teams.json().results.some((row: { name: string }) => row.name === 'Pipelined behind a refusal'), false);
+    assert.equal(
+      teams.json().results.some((row: { name: string }) => row.name === 'Pipelined behind a refusal'),
+      false,
+    );
   });
 
   it('the server stays healthy: a normal request on a new connection works', async () => {
     const base = `http://127.0.0.1:${port}`;
     assert.equal((await fetch(`${base}/healthz`)).status, 200);
-    const created = await fetch(`${base}/api/v1/teams/`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'application/json' }, body: JSON.stringify({ name: 'After the refusals' }) });
+    const created = await fetch(`${base}/api/v1/teams/`, {
+      method: 'POST',
+      headers: { ...bearer(token), 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'After the refusals' }),
+    });
     assert.equal(created.status, 201);
   });
 });

@@ -29,17 +29,25 @@ function wrongValues(schema: Schema, doc: Document, valid: unknown): [string, un
 }
 
 /** Every field of a body schema (properties, nested objects, array items), with its wrong values. */
-function cases(schema: Schema, doc: Document, base: unknown, path: (string | number)[] = []): { path: (string | number)[]; value: unknown; type: string }[] {
+function cases(
+  schema: Schema,
+  doc: Document,
+  base: unknown,
+  path: (string | number)[] = [],
+): { path: (string | number)[]; value: unknown; type: string }[] {
   schema = resolve(schema, doc);
   const found: { path: (string | number)[]; value: unknown; type: string }[] = [];
-  const objectBranch = [schema, ...(schema.anyOf ?? schema.oneOf ?? [])].find((candidate) => resolve(candidate, doc).properties);
+  const objectBranch = [schema, ...(schema.anyOf ?? schema.oneOf ?? [])].find(
+    (candidate) => resolve(candidate, doc).properties,
+  );
   for (const [name, property] of Object.entries(objectBranch ? resolve(objectBranch, doc).properties! : {})) {
     const valid = (base as Record<string, unknown>)[name] ?? validValue(property, doc, name);
     for (const [type, value] of wrongValues(property, doc, valid)) found.push({ path: [...path, name], value, type });
     const resolved = resolve(property, doc);
     if (resolved.items) {
       const item = (valid as unknown[])[0];
-      for (const [type, value] of wrongValues(resolved.items, doc, item)) found.push({ path: [...path, name, 0], value, type });
+      for (const [type, value] of wrongValues(resolved.items, doc, item))
+        found.push({ path: [...path, name, 0], value, type });
     }
     if (resolved.properties) for (const inner of cases(resolved, doc, valid, [...path, name])) found.push(inner);
   }
@@ -66,8 +74,13 @@ describe('JSON request bodies are taken as written', () => {
   /** Every row of every table of the app's database, to show that a refused request wrote nothing. */
   async function snapshot(): Promise<Record<string, string[]>> {
     const db = t.ctx.db.kysely;
-    const schema = t.ctx.db.dialect === 'postgres' ? (await sql<{ name: string }>`select current_schema() as name`.execute(db)).rows[0].name : undefined;
-    const tables = (await db.introspection.getTables()).filter((table) => !table.isView && (schema === undefined || table.schema === schema));
+    const schema =
+      t.ctx.db.dialect === 'postgres'
+        ? (await sql<{ name: string }>`select current_schema() as name`.execute(db)).rows[0].name
+        : undefined;
+    const tables = (await db.introspection.getTables()).filter(
+      (table) => !table.isView && (schema === undefined || table.schema === schema),
+    );
     const rows: Record<string, string[]> = {};
     for (const table of tables) {
       const all = await db.selectFrom(sql.table(table.name).as('t')).selectAll().execute();
@@ -125,7 +138,10 @@ describe('JSON request bodies are taken as written', () => {
       .map((entry) => ({ ...entry, schema: entry.operation.requestBody!.content['application/json'].schema }));
     // The document must really list the body-taking operations (a filter that matched nothing proves nothing).
     for (const id of ['create_team', 'update_me', 'create_webhook', 'update_webhook', 'set_member_role', 'issue_jwt']) {
-      assert.ok(operations.some(({ operation }) => operation.operationId === id), id);
+      assert.ok(
+        operations.some(({ operation }) => operation.operationId === id),
+        id,
+      );
     }
     const failures: string[] = [];
     let sent = 0;
@@ -138,7 +154,12 @@ describe('JSON request bodies are taken as written', () => {
       for (const { path: field, value, type } of all) {
         const name = field.join('.');
         const payload = withValue(base, field, value);
-        const res = await t.inject({ method: method.toUpperCase() as 'POST', url, headers: bearer(token), payload: payload as object });
+        const res = await t.inject({
+          method: method.toUpperCase() as 'POST',
+          url,
+          headers: bearer(token),
+          payload: payload as object,
+        });
         sent++;
         const where = `${operation.operationId} ${name} as ${type} ${JSON.stringify(value)}: ${res.statusCode}`;
         if (res.statusCode !== 400) {
@@ -154,8 +175,11 @@ describe('JSON request bodies are taken as written', () => {
         }
       }
       const now = await snapshot();
-      const changed = Object.keys({ ...before, ...now }).filter((table) => JSON.stringify(before[table]) !== JSON.stringify(now[table]));
-      if (changed.length > 0) failures.push(`${operation.operationId}: refused bodies changed the tables ${changed.join(', ')}`);
+      const changed = Object.keys({ ...before, ...now }).filter(
+        (table) => JSON.stringify(before[table]) !== JSON.stringify(now[table]),
+      );
+      if (changed.length > 0)
+        failures.push(`${operation.operationId}: refused bodies changed the tables ${changed.join(', ')}`);
     }
     assert.deepEqual(failures, [], failures.join('\n'));
     assert.ok(sent > 50, `only ${sent} wrong bodies sent`);
@@ -163,16 +187,37 @@ describe('JSON request bodies are taken as written', () => {
 
   it('path parameters are still coerced from their text, and form bodies (strings by nature) are taken', async () => {
     // {user_id} is an integer in its schema: the text of the path is coerced to it.
-    const role = await t.inject({ method: 'PATCH', url: `/api/v1/teams/${ids.teams}/members/${ids.members}/`, headers: bearer(token), payload: { role: 'admin' } });
+    const role = await t.inject({
+      method: 'PATCH',
+      url: `/api/v1/teams/${ids.teams}/members/${ids.members}/`,
+      headers: bearer(token),
+      payload: { role: 'admin' },
+    });
     assert.equal(role.statusCode, 200, role.body);
     assert.equal(role.json().role, 'admin');
     const form = (body: string) =>
-      t.inject({ method: 'POST', url: '/api/auth/token/', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: body });
-    const issued = await form(new URLSearchParams({ email: owner.email, password: TEST_PASSWORD, scope: 'read:profile' }).toString());
+      t.inject({
+        method: 'POST',
+        url: '/api/auth/token/',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: body,
+      });
+    const issued = await form(
+      new URLSearchParams({ email: owner.email, password: TEST_PASSWORD, scope: 'read:profile' }).toString(),
+    );
     assert.equal(issued.statusCode, 200, issued.body);
     // A repeated form field is a list, not a string: refused like any other wrong type.
-    const repeated = await form(new URLSearchParams([['email', owner.email], ['email', owner.email], ['password', TEST_PASSWORD]]).toString());
+    const repeated = await form(
+      new URLSearchParams([
+        ['email', owner.email],
+        ['email', owner.email],
+        ['password', TEST_PASSWORD],
+      ]).toString(),
+    );
     assert.equal(repeated.statusCode, 400);
-    assert.deepEqual(repeated.json().errors.map((error: { field: string }) => error.field), ['email']);
+    assert.deepEqual(
+      repeated.json().errors.map((error: { field: string }) => error.field),
+      ['email'],
+    );
   });
 });

@@ -47,7 +47,10 @@ describe('throttling on Redis', { skip }, () => {
       assert.equal(passed.length, 40);
       assert.equal(answers.filter((r) => r.statusCode === 429).length, 110);
       const remaining = passed.map((r) => Number(r.headers['x-ratelimit-remaining'])).sort((x, y) => x - y);
-      assert.deepEqual(remaining, Array.from({ length: 40 }, (_, i) => i));
+      assert.deepEqual(
+        remaining,
+        Array.from({ length: 40 }, (_, i) => i),
+      );
       assert.equal(a.ctx.throttle.usingFallback, false);
     } finally {
       await Promise.all([a.close(), b.close()]);
@@ -122,7 +125,9 @@ describe('throttling on Redis: logs', { skip }, () => {
       info: (_obj: object, message: string) => lines.push(['info', message]),
       warn: (_obj: object, message: string) => lines.push(['warn', message]),
     };
-    const throttle = new Throttle(loadConfig({ NODE_ENV: 'test', REDIS_URL: redis.url, SERVICE_THROTTLE_ANON: '100/hour' }));
+    const throttle = new Throttle(
+      loadConfig({ NODE_ENV: 'test', REDIS_URL: redis.url, SERVICE_THROTTLE_ANON: '100/hour' }),
+    );
     try {
       await throttle.connect(log);
       assert.equal((await throttle.consume('anon', '192.0.2.4')).remaining, 99);

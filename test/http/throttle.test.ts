@@ -119,8 +119,18 @@ describe('throttling: every /api/ answer carries the headers', () => {
   }
 
   it('400 (malformed JSON) and 413 (body too large) too', async () => {
-    const malformed = await t.inject({ method: 'POST', url: '/api/v1/test-throttle/', headers: { ...bearer(token), 'content-type': 'application/json' }, payload: '{"a":' });
-    const huge = await t.inject({ method: 'POST', url: '/api/v1/test-throttle/', headers: { ...bearer(token), 'content-type': 'application/json' }, payload: JSON.stringify({ a: 'x'.repeat(1_100_000) }) });
+    const malformed = await t.inject({
+      method: 'POST',
+      url: '/api/v1/test-throttle/',
+      headers: { ...bearer(token), 'content-type': 'application/json' },
+      payload: '{"a":',
+    });
+    const huge = await t.inject({
+      method: 'POST',
+      url: '/api/v1/test-throttle/',
+      headers: { ...bearer(token), 'content-type': 'application/json' },
+      payload: JSON.stringify({ a: 'x'.repeat(1_100_000) }),
+    });
     assert.deepEqual([malformed.statusCode, huge.statusCode], [400, 413]);
     for (const res of [malformed, huge]) assert.match(String(res.headers['x-ratelimit-remaining']), /^\d+$/);
   });
@@ -135,7 +145,11 @@ describe('throttling: every /api/ answer carries the headers', () => {
       assert.equal(res.headers['x-ratelimit-limit'], '50');
       assert.match(String(res.headers['x-ratelimit-reset']), /^\d+$/);
     }
-    assert.equal(Number(second.headers['x-ratelimit-remaining']), Number(first.headers['x-ratelimit-remaining']) - 1, 'counted in the user bucket');
+    assert.equal(
+      Number(second.headers['x-ratelimit-remaining']),
+      Number(first.headers['x-ratelimit-remaining']) - 1,
+      'counted in the user bucket',
+    );
   });
 
   it('paths outside /api/ are not throttled', async () => {
@@ -182,14 +196,27 @@ describe('throttling: one bucket per user', () => {
     const statuses = answers.map((r) => r.statusCode);
     assert.equal(statuses.filter((s) => s === 200).length, 50);
     assert.equal(statuses.filter((s) => s === 429).length, 150);
-    const remaining = answers.filter((r) => r.statusCode === 200).map((r) => Number(r.headers['x-ratelimit-remaining']));
-    assert.deepEqual(remaining.sort((a, b) => a - b), Array.from({ length: 50 }, (_, i) => i));
+    const remaining = answers
+      .filter((r) => r.statusCode === 200)
+      .map((r) => Number(r.headers['x-ratelimit-remaining']));
+    assert.deepEqual(
+      remaining.sort((a, b) => a - b),
+      Array.from({ length: 50 }, (_, i) => i),
+    );
   });
 
   it('an invalid credential counts against the anonymous bucket of its address', async () => {
     const address = '203.0.113.50';
-    const first = await t.inject({ url: '/api/v1/me/', headers: bearer('svc_notARealToken000000000000000000000'), remoteAddress: address });
-    const second = await t.inject({ url: '/api/v1/me/', headers: { authorization: 'Basic abc' }, remoteAddress: address });
+    const first = await t.inject({
+      url: '/api/v1/me/',
+      headers: bearer('svc_notARealToken000000000000000000000'),
+      remoteAddress: address,
+    });
+    const second = await t.inject({
+      url: '/api/v1/me/',
+      headers: { authorization: 'Basic abc' },
+      remoteAddress: address,
+    });
     assert.equal(first.statusCode, 401);
     assert.equal(first.headers['x-ratelimit-limit'], '1000');
     assert.equal(first.headers['x-ratelimit-remaining'], '999');
@@ -211,20 +238,36 @@ describe('throttling: the auth bucket', () => {
     const address = '192.0.2.77';
     const seen: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const res = await t.inject({ method: 'POST', url: '/api/v1/test-throttle/token/', remoteAddress: address, payload: {} });
+      const res = await t.inject({
+        method: 'POST',
+        url: '/api/v1/test-throttle/token/',
+        remoteAddress: address,
+        payload: {},
+      });
       assert.equal(res.statusCode, 200);
       assert.equal(res.headers['x-ratelimit-limit'], '3');
       seen.push(String(res.headers['x-ratelimit-remaining']));
     }
     assert.deepEqual(seen, ['2', '1', '0']);
     // Even with a valid credential it is the address's auth bucket that counts.
-    const refused = await t.inject({ method: 'POST', url: '/api/v1/test-throttle/token/', remoteAddress: address, headers: bearer(token), payload: {} });
+    const refused = await t.inject({
+      method: 'POST',
+      url: '/api/v1/test-throttle/token/',
+      remoteAddress: address,
+      headers: bearer(token),
+      payload: {},
+    });
     assertThrottled(refused);
     assert.equal(refused.headers['x-ratelimit-limit'], '3');
     // The anonymous and user buckets are untouched by it.
     const anon = await t.inject({ url: '/api/v1/nope/', remoteAddress: address });
     assert.equal(anon.headers['x-ratelimit-remaining'], '99');
-    const other = await t.inject({ method: 'POST', url: '/api/v1/test-throttle/token/', remoteAddress: '192.0.2.78', payload: {} });
+    const other = await t.inject({
+      method: 'POST',
+      url: '/api/v1/test-throttle/token/',
+      remoteAddress: '192.0.2.78',
+      payload: {},
+    });
     assert.equal(other.statusCode, 200);
   });
 
@@ -232,7 +275,12 @@ describe('throttling: the auth bucket', () => {
     const address = '192.0.2.90';
     const first = await t.ctx.throttle.consume('auth', address);
     assert.deepEqual([first.allowed, first.limit, first.remaining], [true, 3, 2]);
-    const res = await t.inject({ method: 'POST', url: '/api/v1/test-throttle/token/', remoteAddress: address, payload: {} });
+    const res = await t.inject({
+      method: 'POST',
+      url: '/api/v1/test-throttle/token/',
+      remoteAddress: address,
+      payload: {},
+    });
     assert.equal(res.headers['x-ratelimit-remaining'], '1');
   });
 });
@@ -294,14 +342,21 @@ describe('throttling: X-Forwarded-For only from a trusted proxy', () => {
 describe('throttling: SERVICE_TRUSTED_PROXIES is validated', () => {
   it('a value that is neither address nor CIDR stops the start, naming the variable', async () => {
     const { loadConfig, ConfigError } = await import('../../src/config.ts');
-    assert.throws(() => loadConfig({ SERVICE_TRUSTED_PROXIES: '10.0.0.0/8, proxy.example.com' }), (error: Error) => {
-      return error instanceof ConfigError && /SERVICE_TRUSTED_PROXIES/.test(error.message) && /proxy\.example\.com/.test(error.message);
-    });
+    assert.throws(
+      () => loadConfig({ SERVICE_TRUSTED_PROXIES: '10.0.0.0/8, proxy.example.com' }),
+      (error: Error) => {
+        return (
+          error instanceof ConfigError &&
+          /SERVICE_TRUSTED_PROXIES/.test(error.message) &&
+          /proxy\.example\.com/.test(error.message)
+        );
+      },
+    );
   });
 });
 
 describe('FixedWindows (the in-process store)', () => {
-  it('opens a window at a key\'s first request, counts refusals too, and starts afresh when it ends', async () => {
+  it("opens a window at a key's first request, counts refusals too, and starts afresh when it ends", async () => {
     const { FixedWindows } = await import('../../src/http/fixed-windows.ts');
     const { ratePolicy } = await import('../../src/http/ratelimit-fields.ts');
     const spec = { limit: 2, windowSeconds: 60 };
@@ -309,9 +364,29 @@ describe('FixedWindows (the in-process store)', () => {
     const windows = new FixedWindows(spec, policy);
     const t0 = 1_000_000;
     assert.deepEqual(windows.consume('a', t0), { allowed: true, limit: 2, remaining: 1, resetSeconds: 60, policy });
-    assert.deepEqual(windows.consume('a', t0 + 30_500), { allowed: true, limit: 2, remaining: 0, resetSeconds: 30, policy });
-    assert.deepEqual(windows.consume('a', t0 + 59_001), { allowed: false, limit: 2, remaining: 0, resetSeconds: 1, policy });
-    assert.deepEqual(windows.consume('b', t0 + 59_001), { allowed: true, limit: 2, remaining: 1, resetSeconds: 60, policy }, 'another key, its own window');
-    assert.deepEqual(windows.consume('a', t0 + 60_000), { allowed: true, limit: 2, remaining: 1, resetSeconds: 60, policy }, 'a new window');
+    assert.deepEqual(windows.consume('a', t0 + 30_500), {
+      allowed: true,
+      limit: 2,
+      remaining: 0,
+      resetSeconds: 30,
+      policy,
+    });
+    assert.deepEqual(windows.consume('a', t0 + 59_001), {
+      allowed: false,
+      limit: 2,
+      remaining: 0,
+      resetSeconds: 1,
+      policy,
+    });
+    assert.deepEqual(
+      windows.consume('b', t0 + 59_001),
+      { allowed: true, limit: 2, remaining: 1, resetSeconds: 60, policy },
+      'another key, its own window',
+    );
+    assert.deepEqual(
+      windows.consume('a', t0 + 60_000),
+      { allowed: true, limit: 2, remaining: 1, resetSeconds: 60, policy },
+      'a new window',
+    );
   });
 });

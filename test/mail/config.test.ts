@@ -36,7 +36,10 @@ describe('mail settings', () => {
     ['SERVICE_MAILPROVIDER_WEBHOOK_ENABLED', 'maybe'],
   ]) {
     it(`refuses ${name}=${value} with an error naming it`, () => {
-      assert.throws(() => loadConfig({ ...base, [name]: value }), (error: Error) => error instanceof ConfigError && error.message.includes(name));
+      assert.throws(
+        () => loadConfig({ ...base, [name]: value }),
+        (error: Error) => error instanceof ConfigError && error.message.includes(name),
+      );
     });
   }
 });

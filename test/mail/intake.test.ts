@@ -11,7 +11,19 @@ import { createContext } from '../../src/context.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import { startApp, testEnv, type TestApp } from '../support/app.ts';
 import { freshDatabase } from '../support/database.ts';
-import { AIA_URL, CERT_URL, StandIn, TOPIC, buildPki, fixture, issue, notification, sign, type Issued, type Pki } from './sns-stand-in.ts';
+import {
+  AIA_URL,
+  CERT_URL,
+  StandIn,
+  TOPIC,
+  buildPki,
+  fixture,
+  issue,
+  notification,
+  sign,
+  type Issued,
+  type Pki,
+} from './sns-stand-in.ts';
 
 const PATH = '/webhooks/mailprovider/';
 const SNS_HOST = 'sns.us-east-1.amazonaws.com';
@@ -23,7 +35,8 @@ let standIn: StandIn;
 let t: TestApp;
 /** What the mail logger wrote (one parsed JSON object per line). */
 const logged: { msg: string; reason?: string }[] = [];
-const lastRefusal = () => [...logged].reverse().find((line) => line.msg === 'mail-provider message refused')?.reason ?? '';
+const lastRefusal = () =>
+  [...logged].reverse().find((line) => line.msg === 'mail-provider message refused')?.reason ?? '';
 
 function post(body: unknown, contentType = 'text/plain; charset=UTF-8') {
   return t.inject({
@@ -36,7 +49,14 @@ function post(body: unknown, contentType = 'text/plain; charset=UTF-8') {
 
 const events = () => t.ctx.db.kysely.selectFrom('mail_events').selectAll().orderBy('id').execute();
 const activeSuppressions = async () =>
-  (await t.ctx.db.kysely.selectFrom('mail_suppressions').select('email').where('released_at', 'is', null).orderBy('email').execute()).map((r) => r.email);
+  (
+    await t.ctx.db.kysely
+      .selectFrom('mail_suppressions')
+      .select('email')
+      .where('released_at', 'is', null)
+      .orderBy('email')
+      .execute()
+  ).map((r) => r.email);
 
 /** Serves a PEM at a certificate URL of the stand-in. */
 function serveCert(url: string, ...certs: Issued[]) {
@@ -45,7 +65,11 @@ function serveCert(url: string, ...certs: Issued[]) {
 
 before(async () => {
   pki = await buildPki();
-  const tlsCert = await issue({ subject: `CN=${SNS_HOST}`, issuer: pki.root, dnsNames: [SNS_HOST, 'sns.eu-west-1.amazonaws.com'] });
+  const tlsCert = await issue({
+    subject: `CN=${SNS_HOST}`,
+    issuer: pki.root,
+    dnsNames: [SNS_HOST, 'sns.eu-west-1.amazonaws.com'],
+  });
   standIn = new StandIn(pki.root.pem);
   await standIn.start(tlsCert);
   serveCert(CERT_URL, pki.signing);
@@ -92,7 +116,9 @@ describe('mail-provider intake: accepted notifications', () => {
   });
 
   it('accepts SignatureVersion 1 (SHA1withRSA), reusing the cached certificate', async () => {
-    const res = await post(notification(fixture('complaint-abuse-with-feedback-report.json'), pki.signing.privateKey, { version: '1' }));
+    const res = await post(
+      notification(fixture('complaint-abuse-with-feedback-report.json'), pki.signing.privateKey, { version: '1' }),
+    );
     assert.equal(res.statusCode, 200);
     assert.deepEqual(standIn.requests, [], 'the authenticated certificate is cached by URL');
     const [row] = await events();
@@ -102,7 +128,11 @@ describe('mail-provider intake: accepted notifications', () => {
   });
 
   it('a Subject, when present, is signed and accepted', async () => {
-    const res = await post(notification(fixture('complaint-no-feedback-report.json'), pki.signing.privateKey, { subject: 'Amazon SES Email Event Notification' }));
+    const res = await post(
+      notification(fixture('complaint-no-feedback-report.json'), pki.signing.privateKey, {
+        subject: 'Amazon SES Email Event Notification',
+      }),
+    );
     assert.equal(res.statusCode, 200);
     assert.equal((await activeSuppressions()).length, 1);
   });
@@ -111,10 +141,13 @@ describe('mail-provider intake: accepted notifications', () => {
     const message = notification(fixture('bounce-permanent-no-dsn-two-recipients.json'), pki.signing.privateKey);
     assert.equal((await post(message)).statusCode, 200);
     const rows = await events();
-    assert.deepEqual(rows.map((r) => [r.event_key, r.email]), [
-      [`${message.MessageId}#0`, 'jane@example.com'],
-      [`${message.MessageId}#1`, 'richard@example.com'],
-    ]);
+    assert.deepEqual(
+      rows.map((r) => [r.event_key, r.email]),
+      [
+        [`${message.MessageId}#0`, 'jane@example.com'],
+        [`${message.MessageId}#1`, 'richard@example.com'],
+      ],
+    );
     assert.deepEqual(await activeSuppressions(), ['jane@example.com', 'richard@example.com']);
   });
 
@@ -136,7 +169,10 @@ describe('mail-provider intake: accepted notifications', () => {
   }
 
   it('the event-publishing form (eventType) of a Permanent bounce suppresses', async () => {
-    assert.equal((await post(notification(fixture('event-publishing-bounce-permanent.json'), pki.signing.privateKey))).statusCode, 200);
+    assert.equal(
+      (await post(notification(fixture('event-publishing-bounce-permanent.json'), pki.signing.privateKey))).statusCode,
+      200,
+    );
     assert.equal((await events())[0].event_type, 'bounce');
     assert.equal((await activeSuppressions()).length, 1);
   });
@@ -155,7 +191,10 @@ describe('mail-provider intake: accepted notifications', () => {
   it('the same notification delivered twice at once is stored once', async () => {
     const message = notification(fixture('bounce-permanent-no-dsn-two-recipients.json'), pki.signing.privateKey);
     const answers = await Promise.all([post(message), post(message), post(message)]);
-    assert.deepEqual(answers.map((a) => a.statusCode), [200, 200, 200]);
+    assert.deepEqual(
+      answers.map((a) => a.statusCode),
+      [200, 200, 200],
+    );
     assert.deepEqual(answers.map((a) => a.json().status).sort(), ['duplicate', 'duplicate', 'recorded']);
     assert.equal((await events()).length, 2);
     assert.equal((await t.ctx.db.kysely.selectFrom('mail_suppressions').select('id').execute()).length, 2);
@@ -175,7 +214,10 @@ describe('mail-provider intake: accepted notifications', () => {
     const message = notification(inner, pki.signing.privateKey);
     assert.equal((await post(message)).statusCode, 200);
     const rows = await events();
-    assert.deepEqual(rows.map((r) => [r.event_key, r.event_type, r.email]), [[message.MessageId, 'other', null]]);
+    assert.deepEqual(
+      rows.map((r) => [r.event_key, r.event_type, r.email]),
+      [[message.MessageId, 'other', null]],
+    );
   });
 
   it('is not part of the public API document', async () => {
@@ -184,7 +226,10 @@ describe('mail-provider intake: accepted notifications', () => {
   });
 
   it('parses the body as JSON whatever the content type', async () => {
-    const res = await post(notification(fixture('delivery.json'), pki.signing.privateKey), 'application/x-www-form-urlencoded');
+    const res = await post(
+      notification(fixture('delivery.json'), pki.signing.privateKey),
+      'application/x-www-form-urlencoded',
+    );
     assert.equal(res.statusCode, 200);
   });
 });
@@ -208,7 +253,11 @@ describe('mail-provider intake over a real socket', () => {
     assert.deepEqual(await res.json(), { status: 'recorded' });
     assert.equal((await events()).length, 1);
 
-    const big = await fetch(base + PATH, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x'.repeat(600 * 1024) });
+    const big = await fetch(base + PATH, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'x'.repeat(600 * 1024),
+    });
     assert.equal(big.status, 413);
     assert.equal((await big.json()).status, 413);
   });
@@ -216,7 +265,10 @@ describe('mail-provider intake over a real socket', () => {
 
 describe('mail-provider intake: release semantics', () => {
   const bounceAt = (email: string, at: Date) => {
-    const inner = fixture('event-publishing-bounce-permanent.json') as { bounce: { timestamp: string; bouncedRecipients: { emailAddress: string }[] }; mail: { destination: string[] } };
+    const inner = fixture('event-publishing-bounce-permanent.json') as {
+      bounce: { timestamp: string; bouncedRecipients: { emailAddress: string }[] };
+      mail: { destination: string[] };
+    };
     inner.bounce.timestamp = at.toISOString();
     inner.bounce.bouncedRecipients = [{ emailAddress: email }];
     inner.mail.destination = [email];
@@ -244,15 +296,26 @@ describe('mail-provider intake: release semantics', () => {
 
   it('notifications arriving together are each recorded and answered for themselves', async () => {
     const at = new Date(Date.now() - 60_000);
-    const messages = ['a@example.com', 'b@example.com', 'a@example.com', 'c@example.com'].map((email, i) => bounceAt(email, new Date(at.getTime() + i)));
+    const messages = ['a@example.com', 'b@example.com', 'a@example.com', 'c@example.com'].map((email, i) =>
+      bounceAt(email, new Date(at.getTime() + i)),
+    );
     const answers = await Promise.all([...messages, messages[1]].map((message) => post(message)));
-    assert.deepEqual(answers.map((a) => a.statusCode), [200, 200, 200, 200, 200]);
-    assert.deepEqual(answers.slice(0, 4).map((a) => a.json().status), ['recorded', 'recorded', 'recorded', 'recorded']);
+    assert.deepEqual(
+      answers.map((a) => a.statusCode),
+      [200, 200, 200, 200, 200],
+    );
+    assert.deepEqual(
+      answers.slice(0, 4).map((a) => a.json().status),
+      ['recorded', 'recorded', 'recorded', 'recorded'],
+    );
     assert.equal(answers[4].json().status, 'duplicate');
     assert.deepEqual(await activeSuppressions(), ['a@example.com', 'b@example.com', 'c@example.com']);
     // The second bounce of a@ found the address already suppressed: one suppression, one row marked.
     const rows = await events();
-    assert.deepEqual(rows.map((r) => [r.event_key, r.suppressed]), messages.map((m, i) => [m.MessageId, i === 2 ? 0 : 1]));
+    assert.deepEqual(
+      rows.map((r) => [r.event_key, r.suppressed]),
+      messages.map((m, i) => [m.MessageId, i === 2 ? 0 : 1]),
+    );
   });
 });
 
@@ -302,7 +365,12 @@ describe('mail-provider intake: refusals', () => {
   });
 
   it('an expired certificate → 403', async () => {
-    const expired = await issue({ subject: 'CN=sns.amazonaws.com', issuer: pki.intermediate, notBefore: new Date(Date.now() - 10 * 86_400_000), notAfter: new Date(Date.now() - 86_400_000) });
+    const expired = await issue({
+      subject: 'CN=sns.amazonaws.com',
+      issuer: pki.intermediate,
+      notBefore: new Date(Date.now() - 10 * 86_400_000),
+      notAfter: new Date(Date.now() - 86_400_000),
+    });
     const url = certUrl('expired');
     serveCert(url, expired, pki.intermediate);
     await refused(notification(bounce(), expired.privateKey, { certUrl: url }));
@@ -327,7 +395,11 @@ describe('mail-provider intake: refusals', () => {
   });
 
   it('an intermediate offered by a host other than Amazon Trust Services is not fetched → 403', async () => {
-    const leaf = await issue({ subject: 'CN=sns.amazonaws.com', issuer: pki.intermediate, aia: 'http://crt.evil.example/int.cer' });
+    const leaf = await issue({
+      subject: 'CN=sns.amazonaws.com',
+      issuer: pki.intermediate,
+      aia: 'http://crt.evil.example/int.cer',
+    });
     const url = certUrl('evilaia');
     serveCert(url, leaf);
     await refused(notification(bounce(), leaf.privateKey, { certUrl: url }));
@@ -368,7 +440,9 @@ describe('mail-provider intake: refusals', () => {
   });
 
   it('a wrong topic → 403 with zero fetches', async () => {
-    await refused(notification(bounce(), pki.signing.privateKey, { topic: 'arn:aws:sns:us-east-1:123456789012:other' }));
+    await refused(
+      notification(bounce(), pki.signing.privateKey, { topic: 'arn:aws:sns:us-east-1:123456789012:other' }),
+    );
     assert.equal(standIn.connections, 0);
   });
 
@@ -438,7 +512,9 @@ describe('mail-provider intake: transient certificate failures', () => {
     const port = (closed.address() as net.AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
     intakeNetwork(t.ctx).agents = standIn.agents({ httpsPort: port });
-    const res = await post(notification(fixture('delivery.json'), pki.signing.privateKey, { certUrl: certUrl('unreachable') }));
+    const res = await post(
+      notification(fixture('delivery.json'), pki.signing.privateKey, { certUrl: certUrl('unreachable') }),
+    );
     assert.equal(res.statusCode, 500);
     assert.deepEqual(await events(), []);
   });
@@ -500,16 +576,32 @@ describe('mail-provider intake: subscription messages', () => {
 describe('mail-provider intake without a configured topic', () => {
   it('warns at start and accepts any topic', async () => {
     const database = await freshDatabase();
-    const ctx = createContext(loadConfig(testEnv(database, { SERVICE_MAILPROVIDER_WEBHOOK_ENABLED: 'true', SERVICE_MAILPROVIDER_TRUST_ANCHORS_FILE: pki.anchorsFile })));
+    const ctx = createContext(
+      loadConfig(
+        testEnv(database, {
+          SERVICE_MAILPROVIDER_WEBHOOK_ENABLED: 'true',
+          SERVICE_MAILPROVIDER_TRUST_ANCHORS_FILE: pki.anchorsFile,
+        }),
+      ),
+    );
     const lines: { level: number; msg: string }[] = [];
     useMailLogger(ctx, pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) }));
     await migrateToLatest(ctx.db);
     const app = await buildApp(ctx);
     try {
-      assert.ok(lines.some((line) => line.level === 40 && line.msg.includes('SERVICE_MAILPROVIDER_TOPIC_ARN is not set')));
+      assert.ok(
+        lines.some((line) => line.level === 40 && line.msg.includes('SERVICE_MAILPROVIDER_TOPIC_ARN is not set')),
+      );
       intakeNetwork(ctx).agents = standIn.agents();
-      const message = notification(fixture('delivery.json'), pki.signing.privateKey, { topic: 'arn:aws:sns:eu-west-1:210987654321:anything' });
-      const res = await app.inject({ method: 'POST', url: PATH, headers: { 'content-type': 'text/plain' }, payload: JSON.stringify(message) });
+      const message = notification(fixture('delivery.json'), pki.signing.privateKey, {
+        topic: 'arn:aws:sns:eu-west-1:210987654321:anything',
+      });
+      const res = await app.inject({
+        method: 'POST',
+        url: PATH,
+        headers: { 'content-type': 'text/plain' },
+        payload: JSON.stringify(message),
+      });
       assert.equal(res.statusCode, 200);
     } finally {
       await app.close();
@@ -523,7 +615,12 @@ describe('mail-provider intake switched off', () => {
   it('the route does not exist', async () => {
     const off = await startApp();
     try {
-      const res = await off.inject({ method: 'POST', url: PATH, headers: { 'content-type': 'text/plain' }, payload: '{}' });
+      const res = await off.inject({
+        method: 'POST',
+        url: PATH,
+        headers: { 'content-type': 'text/plain' },
+        payload: '{}',
+      });
       assert.equal(res.statusCode, 404);
     } finally {
       await off.close();

@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import type {
+  KyselyPlugin,
+  PluginTransformQueryArgs,
+  PluginTransformResultArgs,
+  QueryResult,
+  RootOperationNode,
+  UnknownRow,
+} from 'kysely';
 import { SMTPServer } from 'smtp-server';
 import pino from 'pino';
 import { queueMail, sendQueuedMail, mailWorkerTask, purgeOldMail } from '../../src/mail/outbox.ts';
@@ -98,7 +105,12 @@ describe('mail outbox with the development file transport', () => {
     await suppress(t, 'dan@example.com');
     const db = t.ctx.db.kysely;
     await queueMail(t.ctx, db, { to: ['Alice <alice@example.com>', 'bob@example.com'], subject: 'One', text: 'one' });
-    await queueMail(t.ctx, db, { to: 'carol@example.com', cc: '"Dan D." <DAN@Example.COM>', subject: 'Two', text: 'two' });
+    await queueMail(t.ctx, db, {
+      to: 'carol@example.com',
+      cc: '"Dan D." <DAN@Example.COM>',
+      subject: 'Two',
+      text: 'two',
+    });
     await queueMail(t.ctx, db, { to: 'erin@example.com', bcc: 'frank@example.com', subject: 'Three', text: 'three' });
 
     const logged: { msg: string; recipient?: string }[] = [];
@@ -112,7 +124,9 @@ describe('mail outbox with the development file transport', () => {
       t.ctx.db.kysely = original;
     }
     assert.equal(counter.count, 1, 'all recipients of the batch are looked up in one query');
-    const refusals = logged.filter((line) => line.msg === 'mail recipient refused: address is suppressed').map((line) => line.recipient);
+    const refusals = logged
+      .filter((line) => line.msg === 'mail recipient refused: address is suppressed')
+      .map((line) => line.recipient);
     assert.deepEqual(refusals.sort(), ['bob@example.com', 'dan@example.com'], 'each refusal is logged');
 
     const mails = readMailbox(t.env.SERVICE_DATA_DIR);
@@ -123,16 +137,24 @@ describe('mail outbox with the development file transport', () => {
     assert.equal(bySubject.get('Three')!.get('to'), 'erin@example.com');
     assert.equal(bySubject.get('Three')!.get('bcc'), 'frank@example.com');
     const rows = await outbox(t);
-    assert.deepEqual(rows.map((r) => [r.subject, r.status, JSON.parse(r.suppressed_recipients)]), [
-      ['One', 'sent', ['bob@example.com']],
-      ['Two', 'sent', ['dan@example.com']],
-      ['Three', 'sent', []],
-    ]);
+    assert.deepEqual(
+      rows.map((r) => [r.subject, r.status, JSON.parse(r.suppressed_recipients)]),
+      [
+        ['One', 'sent', ['bob@example.com']],
+        ['Two', 'sent', ['dan@example.com']],
+        ['Three', 'sent', []],
+      ],
+    );
   });
 
   it('drops a message whose recipients are all suppressed and reports 0 sent', async () => {
     await suppress(t, 'gone@example.com');
-    await queueMail(t.ctx, t.ctx.db.kysely, { to: 'Gone <GONE@example.com>', bcc: 'gone@example.com', subject: 'Dropped', text: 'x' });
+    await queueMail(t.ctx, t.ctx.db.kysely, {
+      to: 'Gone <GONE@example.com>',
+      bcc: 'gone@example.com',
+      subject: 'Dropped',
+      text: 'x',
+    });
     assert.equal(await sendQueuedMail(t.ctx), 0);
     const [row] = await outbox(t);
     assert.equal(row.status, 'suppressed');
@@ -162,15 +184,26 @@ describe('mail outbox with the development file transport', () => {
     await sendQueuedMail(t.ctx);
     await queueMail(t.ctx, db, { to: 'waiting@example.com', subject: 'Waiting', text: 'x' });
     const longAgo = new Date(Date.now() - 31 * 86_400_000).toISOString();
-    await db.updateTable('mail_outbox').set({ updated_at: longAgo }).where('subject', 'in', ['Old', 'Waiting']).execute();
+    await db
+      .updateTable('mail_outbox')
+      .set({ updated_at: longAgo })
+      .where('subject', 'in', ['Old', 'Waiting'])
+      .execute();
     assert.equal(await purgeOldMail(t.ctx), 1);
-    assert.deepEqual((await outbox(t)).map((r) => r.subject), ['New', 'Waiting']);
+    assert.deepEqual(
+      (await outbox(t)).map((r) => r.subject),
+      ['New', 'Waiting'],
+    );
   });
 
   it('two senders running at once send each message exactly once', async () => {
-    for (let i = 0; i < 60; i++) await queueMail(t.ctx, t.ctx.db.kysely, { to: `n${i}@example.com`, subject: `N${i}`, text: 'x' });
+    for (let i = 0; i < 60; i++)
+      await queueMail(t.ctx, t.ctx.db.kysely, { to: `n${i}@example.com`, subject: `N${i}`, text: 'x' });
     const counts = await Promise.all([sendQueuedMail(t.ctx), sendQueuedMail(t.ctx), sendQueuedMail(t.ctx)]);
-    assert.equal(counts.reduce((a, b) => a + b, 0), 60);
+    assert.equal(
+      counts.reduce((a, b) => a + b, 0),
+      60,
+    );
     const subjects = readMailbox(t.env.SERVICE_DATA_DIR).map((m) => m.headers.get('subject'));
     assert.equal(subjects.length, 60);
     assert.equal(new Set(subjects).size, 60);
@@ -220,14 +253,20 @@ describe('mail outbox with SMTP', () => {
         const chunks: Buffer[] = [];
         stream.on('data', (chunk: Buffer) => chunks.push(chunk));
         stream.on('end', () => {
-          received.push({ rcpt: session.envelope.rcptTo.map((r) => r.address), data: Buffer.concat(chunks).toString() });
+          received.push({
+            rcpt: session.envelope.rcptTo.map((r) => r.address),
+            data: Buffer.concat(chunks).toString(),
+          });
           callback();
         });
       },
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.server.address() as { port: number }).port;
-    t = await startApp({ SERVICE_EMAIL_URL: `smtp://127.0.0.1:${port}`, SERVICE_EMAIL_FROM: 'Example <no-reply@example.com>' });
+    t = await startApp({
+      SERVICE_EMAIL_URL: `smtp://127.0.0.1:${port}`,
+      SERVICE_EMAIL_FROM: 'Example <no-reply@example.com>',
+    });
   });
   after(async () => {
     await t.close();
@@ -254,7 +293,11 @@ describe('mail outbox with SMTP', () => {
   it('a recipient refused while others are accepted is recorded on the sent row', async () => {
     await t.ctx.db.kysely.deleteFrom('mail_outbox').execute();
     received.length = 0;
-    await queueMail(t.ctx, t.ctx.db.kysely, { to: ['ok2@example.com', 'reject2@example.com'], subject: 'Partly', text: 'x' });
+    await queueMail(t.ctx, t.ctx.db.kysely, {
+      to: ['ok2@example.com', 'reject2@example.com'],
+      subject: 'Partly',
+      text: 'x',
+    });
     assert.equal(await sendQueuedMail(t.ctx), 1);
     const [row] = await outbox(t);
     assert.equal(row.status, 'sent');

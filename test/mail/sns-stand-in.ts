@@ -17,7 +17,12 @@ import type { FetchAgents } from '../../src/mail/sns-fetch.ts';
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 
-const RSA = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', publicExponent: new Uint8Array([1, 0, 1]), modulusLength: 2048 };
+const RSA = {
+  name: 'RSASSA-PKCS1-v1_5',
+  hash: 'SHA-256',
+  publicExponent: new Uint8Array([1, 0, 1]),
+  modulusLength: 2048,
+};
 const DAY = 86_400_000;
 
 export interface Issued {
@@ -50,16 +55,24 @@ export async function issue(options: {
   const extensions: x509.Extension[] = [
     new x509.BasicConstraintsExtension(options.ca ?? false, undefined, true),
     new x509.KeyUsagesExtension(
-      options.ca ? x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign : x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment,
+      options.ca
+        ? x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign
+        : x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment,
       true,
     ),
     await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
   ];
   if (options.issuer) extensions.push(await x509.AuthorityKeyIdentifierExtension.create(options.issuer.keys.publicKey));
-  if (options.dnsNames) extensions.push(new x509.SubjectAlternativeNameExtension(options.dnsNames.map((value) => ({ type: 'dns' as const, value }))));
-  if (options.aia) extensions.push(new x509.AuthorityInfoAccessExtension({ caIssuers: new x509.GeneralName('url', options.aia) }));
+  if (options.dnsNames)
+    extensions.push(
+      new x509.SubjectAlternativeNameExtension(options.dnsNames.map((value) => ({ type: 'dns' as const, value }))),
+    );
+  if (options.aia)
+    extensions.push(new x509.AuthorityInfoAccessExtension({ caIssuers: new x509.GeneralName('url', options.aia) }));
   const common = {
-    serialNumber: Buffer.from(webcrypto.getRandomValues(new Uint8Array(8))).toString('hex').replace(/^[89a-f]/, '1'),
+    serialNumber: Buffer.from(webcrypto.getRandomValues(new Uint8Array(8)))
+      .toString('hex')
+      .replace(/^[89a-f]/, '1'),
     subject: options.subject,
     notBefore: options.notBefore ?? new Date(Date.now() - DAY),
     notAfter: options.notAfter ?? new Date(Date.now() + 365 * DAY),
@@ -67,7 +80,12 @@ export async function issue(options: {
     extensions,
   };
   const cert = options.issuer
-    ? await x509.X509CertificateGenerator.create({ ...common, issuer: options.issuer.cert.subject, publicKey: keys.publicKey, signingKey: options.issuer.keys.privateKey })
+    ? await x509.X509CertificateGenerator.create({
+        ...common,
+        issuer: options.issuer.cert.subject,
+        publicKey: keys.publicKey,
+        signingKey: options.issuer.keys.privateKey,
+      })
     : await x509.X509CertificateGenerator.createSelfSigned({ ...common, name: options.subject, keys });
   return { cert, pem: cert.toString('pem'), keys, privateKey: await nodeKey(keys) };
 }
@@ -178,7 +196,8 @@ export class StandIn {
 // --- SNS messages -------------------------------------------------------------------------------
 
 export const TOPIC = 'arn:aws:sns:us-east-1:123456789012:ses-events';
-export const CERT_URL = 'https://sns.us-east-1.amazonaws.com/SimpleNotificationService-0123456789abcdef0123456789abcdef.pem';
+export const CERT_URL =
+  'https://sns.us-east-1.amazonaws.com/SimpleNotificationService-0123456789abcdef0123456789abcdef.pem';
 
 let sequence = 0;
 
@@ -187,11 +206,18 @@ export function snsStringToSign(message: Record<string, string>): string {
     message.Type === 'Notification'
       ? ['Message', 'MessageId', 'Subject', 'Timestamp', 'TopicArn', 'Type']
       : ['Message', 'MessageId', 'SubscribeURL', 'Timestamp', 'Token', 'TopicArn', 'Type'];
-  return fields.filter((f) => message[f] !== undefined).map((f) => `${f}\n${message[f]}\n`).join('');
+  return fields
+    .filter((f) => message[f] !== undefined)
+    .map((f) => `${f}\n${message[f]}\n`)
+    .join('');
 }
 
 /** Signs an SNS message the way SNS does (SignatureVersion 1: SHA1withRSA, 2: SHA256withRSA). */
-export function sign(message: Record<string, string>, key: KeyObject, version: '1' | '2' = '2'): Record<string, string> {
+export function sign(
+  message: Record<string, string>,
+  key: KeyObject,
+  version: '1' | '2' = '2',
+): Record<string, string> {
   const signer = createSign(version === '1' ? 'RSA-SHA1' : 'RSA-SHA256');
   signer.update(snsStringToSign(message));
   return { ...message, SignatureVersion: version, Signature: signer.sign(key, 'base64') };
@@ -209,7 +235,8 @@ export function notification(
     Message: typeof inner === 'string' ? inner : JSON.stringify(inner),
     Timestamp: new Date().toISOString(),
     SigningCertURL: options.certUrl ?? CERT_URL,
-    UnsubscribeURL: 'https://sns.us-east-1.amazonaws.com/?Action=Unsubscribe&SubscriptionArn=arn:aws:sns:us-east-1:123456789012:ses-events:1',
+    UnsubscribeURL:
+      'https://sns.us-east-1.amazonaws.com/?Action=Unsubscribe&SubscriptionArn=arn:aws:sns:us-east-1:123456789012:ses-events:1',
   };
   if (options.subject !== undefined) message.Subject = options.subject;
   return sign(message, key, options.version ?? '2');

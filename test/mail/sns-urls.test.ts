@@ -42,7 +42,9 @@ describe('SigningCertURL pattern', () => {
 describe('SubscribeURL pattern', () => {
   it('accepts the documented shape', () => {
     assert.equal(
-      isValidSubscribeUrl('https://sns.us-west-2.amazonaws.com/?Action=ConfirmSubscription&TopicArn=arn:aws:sns:us-west-2:123456789012:MyTopic&Token=2336412f37fb687f5d51e6e2425c464d'),
+      isValidSubscribeUrl(
+        'https://sns.us-west-2.amazonaws.com/?Action=ConfirmSubscription&TopicArn=arn:aws:sns:us-west-2:123456789012:MyTopic&Token=2336412f37fb687f5d51e6e2425c464d',
+      ),
       true,
     );
   });

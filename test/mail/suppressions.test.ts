@@ -10,7 +10,14 @@ let staffId: number;
 async function suppress(email: string, createdAt: string, released = false) {
   await t.ctx.db.kysely
     .insertInto('mail_suppressions')
-    .values({ email, reason: 'bounce', event_key: `evt-${email}`, occurred_at: createdAt, created_at: createdAt, released_at: released ? createdAt : null })
+    .values({
+      email,
+      reason: 'bounce',
+      event_key: `evt-${email}`,
+      occurred_at: createdAt,
+      created_at: createdAt,
+      released_at: released ? createdAt : null,
+    })
     .execute();
 }
 
@@ -41,18 +48,39 @@ describe('admin API: suppressions', () => {
     const first = await t.inject({ url: '/api/v1/admin/suppressions/?page_size=2', headers: bearer(staffToken) });
     assert.equal(first.statusCode, 200);
     const page = first.json();
-    assert.deepEqual(page.results.map((r: { email: string }) => r.email), ['new@example.com', 'mid@example.com']);
-    assert.deepEqual(Object.keys(page.results[0]).sort(), ['created_at', 'email', 'event_key', 'occurred_at', 'reason']);
+    assert.deepEqual(
+      page.results.map((r: { email: string }) => r.email),
+      ['new@example.com', 'mid@example.com'],
+    );
+    assert.deepEqual(Object.keys(page.results[0]).sort(), [
+      'created_at',
+      'email',
+      'event_key',
+      'occurred_at',
+      'reason',
+    ]);
     assert.equal(page.count, undefined);
     assert.ok(page.next);
-    const second = await t.inject({ url: new URL(page.next).pathname + new URL(page.next).search, headers: bearer(staffToken) });
-    assert.deepEqual(second.json().results.map((r: { email: string }) => r.email), ['old@example.com']);
+    const second = await t.inject({
+      url: new URL(page.next).pathname + new URL(page.next).search,
+      headers: bearer(staffToken),
+    });
+    assert.deepEqual(
+      second.json().results.map((r: { email: string }) => r.email),
+      ['old@example.com'],
+    );
     assert.equal(second.json().next, null);
   });
 
   it('filters by address', async () => {
-    const res = await t.inject({ url: '/api/v1/admin/suppressions/?email=MID@example.com', headers: bearer(staffToken) });
-    assert.deepEqual(res.json().results.map((r: { email: string }) => r.email), ['mid@example.com']);
+    const res = await t.inject({
+      url: '/api/v1/admin/suppressions/?email=MID@example.com',
+      headers: bearer(staffToken),
+    });
+    assert.deepEqual(
+      res.json().results.map((r: { email: string }) => r.email),
+      ['mid@example.com'],
+    );
   });
 
   it('needs a staff user holding the admin scope', async () => {
@@ -60,11 +88,30 @@ describe('admin API: suppressions', () => {
     const plainAdminScope = await t.token(plain.id, ['admin']);
     const staffWithoutScope = await t.token(staffId, ['read:profile']);
     assert.equal((await t.inject({ url: '/api/v1/admin/suppressions/' })).statusCode, 401);
-    assert.equal((await t.inject({ url: '/api/v1/admin/suppressions/', headers: bearer(plainAdminScope) })).statusCode, 403);
-    assert.equal((await t.inject({ url: '/api/v1/admin/suppressions/', headers: bearer(staffWithoutScope) })).statusCode, 403);
-    const del = await t.inject({ method: 'DELETE', url: '/api/v1/admin/suppressions/old@example.com/', headers: bearer(plainAdminScope) });
+    assert.equal(
+      (await t.inject({ url: '/api/v1/admin/suppressions/', headers: bearer(plainAdminScope) })).statusCode,
+      403,
+    );
+    assert.equal(
+      (await t.inject({ url: '/api/v1/admin/suppressions/', headers: bearer(staffWithoutScope) })).statusCode,
+      403,
+    );
+    const del = await t.inject({
+      method: 'DELETE',
+      url: '/api/v1/admin/suppressions/old@example.com/',
+      headers: bearer(plainAdminScope),
+    });
     assert.equal(del.statusCode, 403);
-    assert.equal((await t.ctx.db.kysely.selectFrom('mail_suppressions').select('released_at').where('email', '=', 'old@example.com').executeTakeFirstOrThrow()).released_at, null);
+    assert.equal(
+      (
+        await t.ctx.db.kysely
+          .selectFrom('mail_suppressions')
+          .select('released_at')
+          .where('email', '=', 'old@example.com')
+          .executeTakeFirstOrThrow()
+      ).released_at,
+      null,
+    );
   });
 
   it('DELETE releases the address, recording who, when and why', async () => {
@@ -75,22 +122,37 @@ describe('admin API: suppressions', () => {
       payload: { reason: 'mailbox restored' },
     });
     assert.equal(res.statusCode, 204);
-    const row = await t.ctx.db.kysely.selectFrom('mail_suppressions').selectAll().where('email', '=', 'old@example.com').executeTakeFirstOrThrow();
+    const row = await t.ctx.db.kysely
+      .selectFrom('mail_suppressions')
+      .selectAll()
+      .where('email', '=', 'old@example.com')
+      .executeTakeFirstOrThrow();
     assert.ok(row.released_at);
     assert.match(row.released_by!, new RegExp(`^user:${staffId} `));
     assert.equal(row.release_reason, 'mailbox restored');
     const list = await t.inject({ url: '/api/v1/admin/suppressions/', headers: bearer(staffToken) });
     assert.ok(!list.json().results.some((r: { email: string }) => r.email === 'old@example.com'));
-    const again = await t.inject({ method: 'DELETE', url: '/api/v1/admin/suppressions/old@example.com/', headers: bearer(staffToken) });
+    const again = await t.inject({
+      method: 'DELETE',
+      url: '/api/v1/admin/suppressions/old@example.com/',
+      headers: bearer(staffToken),
+    });
     assert.equal(again.statusCode, 404);
-    const released = await t.inject({ method: 'DELETE', url: '/api/v1/admin/suppressions/gone@example.com/', headers: bearer(staffToken) });
+    const released = await t.inject({
+      method: 'DELETE',
+      url: '/api/v1/admin/suppressions/gone@example.com/',
+      headers: bearer(staffToken),
+    });
     assert.equal(released.statusCode, 404);
   });
 
   it('is described in the OpenAPI document', async () => {
     const doc = (await t.inject({ url: '/api/schema/' })).json();
     assert.equal(doc.paths['/api/v1/admin/suppressions/'].get.operationId, 'list_suppressions');
-    assert.deepEqual(doc.paths['/api/v1/admin/suppressions/{email}/'].delete.security, [{ oauth2: ['admin'] }, { bearerAuth: [] }]);
+    assert.deepEqual(doc.paths['/api/v1/admin/suppressions/{email}/'].delete.security, [
+      { oauth2: ['admin'] },
+      { bearerAuth: [] },
+    ]);
   });
 });
 
@@ -98,7 +160,10 @@ describe('svc suppression', () => {
   it('list prints the active suppressions, --json as an array', async () => {
     const json = await cli('suppression', 'list', '--json');
     assert.equal(json.code, 0, json.err);
-    assert.deepEqual(JSON.parse(json.out).map((r: { email: string }) => r.email), ['new@example.com', 'mid@example.com', 'old@example.com']);
+    assert.deepEqual(
+      JSON.parse(json.out).map((r: { email: string }) => r.email),
+      ['new@example.com', 'mid@example.com', 'old@example.com'],
+    );
     const one = await cli('suppression', 'list', '--email', 'Mid <MID@example.com>');
     assert.equal(one.code, 0);
     assert.match(one.out, /^ID\s+EMAIL\s+REASON/);
@@ -107,14 +172,31 @@ describe('svc suppression', () => {
   });
 
   it('release records who and why', async () => {
-    const res = await cli('suppression', 'release', '--email', 'new@example.com', '--reason', 'customer asked', '--by', 'alice');
+    const res = await cli(
+      'suppression',
+      'release',
+      '--email',
+      'new@example.com',
+      '--reason',
+      'customer asked',
+      '--by',
+      'alice',
+    );
     assert.equal(res.code, 0, res.err);
-    const row = await t.ctx.db.kysely.selectFrom('mail_suppressions').selectAll().where('email', '=', 'new@example.com').executeTakeFirstOrThrow();
+    const row = await t.ctx.db.kysely
+      .selectFrom('mail_suppressions')
+      .selectAll()
+      .where('email', '=', 'new@example.com')
+      .executeTakeFirstOrThrow();
     assert.equal(row.released_by, 'alice');
     assert.equal(row.release_reason, 'customer asked');
     const defaultBy = await cli('suppression', 'release', '--email', 'mid@example.com', '--reason', 'fixed');
     assert.equal(defaultBy.code, 0);
-    const mid = await t.ctx.db.kysely.selectFrom('mail_suppressions').selectAll().where('email', '=', 'mid@example.com').executeTakeFirstOrThrow();
+    const mid = await t.ctx.db.kysely
+      .selectFrom('mail_suppressions')
+      .selectAll()
+      .where('email', '=', 'mid@example.com')
+      .executeTakeFirstOrThrow();
     assert.match(mid.released_by!, /^os:/);
   });
 
@@ -124,6 +206,10 @@ describe('svc suppression', () => {
     const unknown = await cli('suppression', 'release', '--email', 'nobody@example.com', '--reason', 'x');
     assert.equal(unknown.code, 1);
     assert.match(unknown.err, /not suppressed/);
-    assert.equal((await t.ctx.db.kysely.selectFrom('mail_suppressions').select('id').where('released_at', 'is', null).execute()).length, 3);
+    assert.equal(
+      (await t.ctx.db.kysely.selectFrom('mail_suppressions').select('id').where('released_at', 'is', null).execute())
+        .length,
+      3,
+    );
   });
 });

@@ -21,7 +21,6 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLI = path.join(ROOT, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
 const BASELINE = fileURLToPath(new URL('./conformance-baseline.yml', import.meta.url));
 
-
 describe('MCP conformance suite (server scenarios)', () => {
   let t: TestApp;
   let proxy: http.Server;
@@ -36,10 +35,13 @@ describe('MCP conformance suite (server scenarios)', () => {
     const token = await t.token((await t.user()).id, ['read:profile', 'read:teams']);
     proxy = http.createServer((req, res) => {
       const headers = { ...req.headers, authorization: req.headers.authorization ?? `Bearer ${token}` };
-      const upstream = http.request({ host: '127.0.0.1', port: appPort, method: req.method, path: req.url, headers }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
+      const upstream = http.request(
+        { host: '127.0.0.1', port: appPort, method: req.method, path: req.url, headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
       upstream.on('error', () => res.destroy());
       req.pipe(upstream);
     });
@@ -55,7 +57,10 @@ describe('MCP conformance suite (server scenarios)', () => {
   });
 
   it('every applicable scenario passes, and only the listed ones fail', async () => {
-    const child = spawn(process.execPath, [CLI, 'server', '--url', url, '--expected-failures', BASELINE, '-o', out], { cwd: out, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'server', '--url', url, '--expected-failures', BASELINE, '-o', out], {
+      cwd: out,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));

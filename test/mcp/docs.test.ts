@@ -17,10 +17,16 @@ describe('docs/mcp.md', () => {
   after(() => t?.close());
 
   it('lists exactly the tools and scopes the service serves (npm run generate:mcp-docs)', () => {
-    const catalog = buildCatalog((t.app as unknown as { swagger(): OpenApiDocument }).swagger(), { webhooksEnabled: true });
+    const catalog = buildCatalog((t.app as unknown as { swagger(): OpenApiDocument }).swagger(), {
+      webhooksEnabled: true,
+    });
     const text = fs.readFileSync(fileURLToPath(new URL('../../docs/mcp.md', import.meta.url)), 'utf8');
     const written = text.slice(text.indexOf(DOCS_BEGIN), text.indexOf(DOCS_END) + DOCS_END.length);
-    assert.equal(written, docsBlock(catalog, t.ctx.scopes.names()), 'docs/mcp.md is out of date: run npm run generate:mcp-docs');
+    assert.equal(
+      written,
+      docsBlock(catalog, t.ctx.scopes.names()),
+      'docs/mcp.md is out of date: run npm run generate:mcp-docs',
+    );
     const resource = apiDocument(catalog, '');
     for (const tool of catalog) assert.ok(resource.includes(`### ${tool.definition.name}\n`), tool.definition.name);
   });

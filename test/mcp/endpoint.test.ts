@@ -40,7 +40,7 @@ describe('MCP endpoint', () => {
     await t?.close();
   });
 
-  it('a read-only connection lists only read tools; get_me and list_teams return the user\'s data', async () => {
+  it("a read-only connection lists only read tools; get_me and list_teams return the user's data", async () => {
     const c = await client(readOnly);
     const { tools } = await c.listTools();
     assert.deepEqual(tools.map((tool) => tool.name).sort(), READ_TOOLS);
@@ -50,7 +50,10 @@ describe('MCP endpoint', () => {
     assert.equal((me.structuredContent as any).email, owner.email);
     assert.equal(JSON.parse((me.content as any)[0].text).email, owner.email);
     const teams = await c.callTool({ name: 'list_teams', arguments: {} });
-    assert.deepEqual((teams.structuredContent as any).results.map((row: any) => row.id), [team.id]);
+    assert.deepEqual(
+      (teams.structuredContent as any).results.map((row: any) => row.id),
+      [team.id],
+    );
   });
 
   it('speaks the 2026-07-28 revision to a client that negotiates it, and the 2025 one to one that does not', async () => {
@@ -66,26 +69,51 @@ describe('MCP endpoint', () => {
     const expected: string[] = [];
     for (const operations of Object.values<any>(doc.paths)) {
       for (const operation of Object.values<any>(operations)) {
-        if (operation.security?.some((s: any) => s.oauth2) && operation.tags[0] !== 'webhooks') expected.push(operation.operationId);
+        if (operation.security?.some((s: any) => s.oauth2) && operation.tags[0] !== 'webhooks')
+          expected.push(operation.operationId);
       }
     }
     const { tools } = await (await client(full)).listTools();
     assert.deepEqual(tools.map((tool) => tool.name).sort(), expected.sort());
     assert.ok(!tools.some((tool) => tool.name.includes('jwt')), 'credential exchanges are not tools');
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
-    assert.equal(byName.get('get_me')!.description, 'The authenticated user\'s profile');
-    assert.deepEqual(byName.get('get_me')!.annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: false });
-    assert.deepEqual(byName.get('create_team')!.annotations, { readOnlyHint: false, destructiveHint: false, idempotentHint: false });
-    assert.equal(byName.get('create_invitation')!.annotations?.destructiveHint, false, 'its `role` is the new member\'s, no change');
-    assert.deepEqual(byName.get('remove_member')!.annotations, { readOnlyHint: false, destructiveHint: true, idempotentHint: true });
+    assert.equal(byName.get('get_me')!.description, "The authenticated user's profile");
+    assert.deepEqual(byName.get('get_me')!.annotations, {
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: false,
+    });
+    assert.deepEqual(byName.get('create_team')!.annotations, {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+    });
+    assert.equal(
+      byName.get('create_invitation')!.annotations?.destructiveHint,
+      false,
+      "its `role` is the new member's, no change",
+    );
+    assert.deepEqual(byName.get('remove_member')!.annotations, {
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: true,
+    });
     assert.equal(byName.get('set_member_role')!.annotations?.destructiveHint, true, 'a role change');
     assert.deepEqual(byName.get('create_team')!.inputSchema.required, ['name']);
-    assert.deepEqual(Object.keys(byName.get('create_invitation')!.inputSchema.properties ?? {}).sort(), ['email', 'idempotency_key', 'message', 'role', 'team_id']);
+    assert.deepEqual(Object.keys(byName.get('create_invitation')!.inputSchema.properties ?? {}).sort(), [
+      'email',
+      'idempotency_key',
+      'message',
+      'role',
+      'team_id',
+    ]);
   });
 
   it('a member calling an owner-only tool gets a tool error with the problem details, and nothing changes', async () => {
     const token = await t.token(member.id, ['write:teams']);
-    const result = await (await client(token)).callTool({ name: 'update_team', arguments: { id: team.id, name: 'Renamed' } });
+    const result = await (
+      await client(token)
+    ).callTool({ name: 'update_team', arguments: { id: team.id, name: 'Renamed' } });
     assert.equal(result.isError, true);
     const problem = result.structuredContent as any;
     assert.equal(problem.status, 403);
@@ -99,11 +127,17 @@ describe('MCP endpoint', () => {
     const c = await client(full);
     const missing = await c.callTool({ name: 'create_team', arguments: {} });
     assert.equal(missing.isError, true);
-    assert.deepEqual((missing.structuredContent as any).errors.map((e: any) => e.field), ['name']);
+    assert.deepEqual(
+      (missing.structuredContent as any).errors.map((e: any) => e.field),
+      ['name'],
+    );
     const extra = await c.callTool({ name: 'get_me', arguments: { verbose: true } });
     assert.equal(extra.isError, true);
     assert.deepEqual((extra.structuredContent as any).errors, [{ field: 'verbose', message: 'Unknown argument.' }]);
-    const unknownTeam = await c.callTool({ name: 'get_team', arguments: { id: '00000000-0000-4000-8000-000000000000' } });
+    const unknownTeam = await c.callTool({
+      name: 'get_team',
+      arguments: { id: '00000000-0000-4000-8000-000000000000' },
+    });
     assert.equal((unknownTeam.structuredContent as any).status, 404);
     await assert.rejects(c.callTool({ name: 'launch_missiles', arguments: {} }), /Unknown tool/);
   });
@@ -115,14 +149,22 @@ describe('MCP endpoint', () => {
     const second = await c.callTool({ name: 'create_invitation', arguments: args });
     assert.equal(first.isError, undefined, JSON.stringify(first));
     assert.deepEqual(second.structuredContent, first.structuredContent);
-    const rows = await t.ctx.db.kysely.selectFrom('invitations').select('id').where('team_id', '=', team.id).where('email', '=', 'grace@example.com').execute();
+    const rows = await t.ctx.db.kysely
+      .selectFrom('invitations')
+      .select('id')
+      .where('team_id', '=', team.id)
+      .where('email', '=', 'grace@example.com')
+      .execute();
     assert.equal(rows.length, 1);
   });
 
   it('serves the API documentation as the docs://api resource', async () => {
     const c = await client(readOnly);
     const { resources } = await c.listResources();
-    assert.deepEqual(resources.map((r) => r.uri), ['docs://api']);
+    assert.deepEqual(
+      resources.map((r) => r.uri),
+      ['docs://api'],
+    );
     const { contents } = await c.readResource({ uri: 'docs://api' });
     const text = (contents[0] as { text: string }).text;
     assert.match(text, /### get_me/);
@@ -136,15 +178,35 @@ describe('MCP endpoint', () => {
     assert.equal(none.headers.get('www-authenticate'), `Bearer ${metadata}`);
     assert.equal(none.json.status, 401);
     const apiToken = await mintAccessToken(t, owner.id, t.base, 'read:profile');
-    assert.equal((await get(`${t.base}/api/v1/me/`, { authorization: `Bearer ${apiToken}` })).status, 200, 'a good API token');
+    assert.equal(
+      (await get(`${t.base}/api/v1/me/`, { authorization: `Bearer ${apiToken}` })).status,
+      200,
+      'a good API token',
+    );
     const expired = await mintAccessToken(t, owner.id, `${t.base}/mcp`, 'read:profile', 1);
     const revoked = await mintAccessToken(t, owner.id, `${t.base}/mcp`, 'read:profile');
-    assert.equal((await rawMcp(t.base, initialize(), { authorization: `Bearer ${revoked}` })).status, 200, 'valid before its revocation');
+    assert.equal(
+      (await rawMcp(t.base, initialize(), { authorization: `Bearer ${revoked}` })).status,
+      200,
+      'valid before its revocation',
+    );
     assert.equal((await postForm(`${t.base}/o/revoke/`, { token: revoked, client_id: 'svc-cli' })).status, 200);
-    const jwt = (await t.inject({ method: 'POST', url: '/api/auth/token/', payload: { email: owner.email, password: 'correct horse battery staple' } })).json().access;
+    const jwt = (
+      await t.inject({
+        method: 'POST',
+        url: '/api/auth/token/',
+        payload: { email: owner.email, password: 'correct horse battery staple' },
+      })
+    ).json().access;
     // Expiry is in whole seconds.
     await new Promise((resolve) => setTimeout(resolve, 2100));
-    for (const [what, token] of [['bad', 'not-a-real-token'], ['JWT', jwt], ['API audience', apiToken], ['expired', expired], ['revoked', revoked]]) {
+    for (const [what, token] of [
+      ['bad', 'not-a-real-token'],
+      ['JWT', jwt],
+      ['API audience', apiToken],
+      ['expired', expired],
+      ['revoked', revoked],
+    ]) {
       const res = await rawMcp(t.base, initialize(), { authorization: `Bearer ${token}` });
       assert.equal(res.status, 401, what);
       assert.equal(res.headers.get('www-authenticate'), `Bearer error="invalid_token", ${metadata}`, what);
@@ -159,7 +221,7 @@ describe('MCP endpoint', () => {
     assert.equal((await get(`${t.base}/api/v1/me/`, { authorization: `Bearer ${token}` })).status, 401);
   });
 
-  it('step-up: a tool call beyond the token\'s scopes is 403 insufficient_scope before the tool runs', async () => {
+  it("step-up: a tool call beyond the token's scopes is 403 insufficient_scope before the tool runs", async () => {
     const res = await rawMcp(t.base, callTool('create_team', { name: 'Never made' }), bearer(readOnly));
     assert.equal(res.status, 403);
     assert.equal(
@@ -171,18 +233,28 @@ describe('MCP endpoint', () => {
     assert.ok(!teams.json().results.some((row: any) => row.name === 'Never made'));
   });
 
-  it('Host and Origin: another site is 403, this service\'s origin is fine', async () => {
+  it("Host and Origin: another site is 403, this service's origin is fine", async () => {
     const foreign = await rawMcp(t.base, initialize(), { ...bearer(readOnly), origin: 'https://evil.example' });
     assert.equal(foreign.status, 403);
     assert.equal(foreign.json.status, 403);
     const own = await rawMcp(t.base, initialize(), { ...bearer(readOnly), origin: t.base });
     assert.equal(own.status, 200);
-    const host = await t.inject({ method: 'POST', url: '/mcp', headers: { ...bearer(readOnly), host: 'evil.example', 'content-type': 'application/json' }, payload: initialize() });
+    const host = await t.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: { ...bearer(readOnly), host: 'evil.example', 'content-type': 'application/json' },
+      payload: initialize(),
+    });
     assert.equal(host.statusCode, 403);
   });
 
   it('/mcp/ works too; GET and DELETE are 405; a non-JSON body is 415; headers of the API on every answer', async () => {
-    const slash = await rawMcp(t.base, callTool('get_me'), { ...bearer(readOnly), 'x-request-id': 'mcp-req-1' }, '/mcp/');
+    const slash = await rawMcp(
+      t.base,
+      callTool('get_me'),
+      { ...bearer(readOnly), 'x-request-id': 'mcp-req-1' },
+      '/mcp/',
+    );
     assert.equal(slash.status, 200);
     assert.equal(slash.headers.get('x-request-id'), 'mcp-req-1');
     assert.equal(slash.headers.get('x-ratelimit-limit'), '1000');
@@ -194,11 +266,15 @@ describe('MCP endpoint', () => {
         assert.equal(res.headers.get('allow'), 'POST');
       }
     }
-    const text = await fetch(`${t.base}/mcp`, { method: 'POST', headers: { ...bearer(readOnly), 'content-type': 'text/plain' }, body: 'hello' });
+    const text = await fetch(`${t.base}/mcp`, {
+      method: 'POST',
+      headers: { ...bearer(readOnly), 'content-type': 'text/plain' },
+      body: 'hello',
+    });
     assert.equal(text.status, 415);
   });
 
-  it('protected resource metadata of the MCP endpoint; the root document stays the API\'s', async () => {
+  it("protected resource metadata of the MCP endpoint; the root document stays the API's", async () => {
     const doc = await get(`${t.base}/.well-known/oauth-protected-resource/mcp`);
     assert.equal(doc.status, 200);
     assert.deepEqual(doc.body, {

@@ -22,7 +22,18 @@ import {
 } from '@modelcontextprotocol/client';
 import type { Browser, Page } from 'playwright-core';
 import { bearer } from '../support/app.ts';
-import { callbackServer, get, launchBrowser, logIn, pkce, postForm, screenshot, startOAuthApp, type Callback, type OAuthTestApp } from '../oauth/helpers.ts';
+import {
+  callbackServer,
+  get,
+  launchBrowser,
+  logIn,
+  pkce,
+  postForm,
+  screenshot,
+  startOAuthApp,
+  type Callback,
+  type OAuthTestApp,
+} from '../oauth/helpers.ts';
 import { testPki } from '../support/tls.ts';
 
 import { rawMcp, initialize } from './helpers.ts';
@@ -41,17 +52,41 @@ class MemoryOAuthProvider implements OAuthClientProvider {
     this.clientMetadataUrl = clientMetadataUrl;
   }
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'Test Agent', redirect_uris: [this.redirectUrl], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return {
+      client_name: 'Test Agent',
+      redirect_uris: [this.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
-  clientInformation() { return this.info; }
-  saveClientInformation(info: StoredOAuthClientInformation) { this.info = info; }
-  tokens() { return this.tokenSet; }
-  saveTokens(tokens: StoredOAuthTokens) { this.tokenSet = tokens; }
-  redirectToAuthorization(url: URL) { this.authorizationUrl = url; }
-  saveCodeVerifier(verifier: string) { this.verifier = verifier; }
-  codeVerifier() { return this.verifier; }
-  discoveryState() { return this.discovery; }
-  saveDiscoveryState(state: OAuthDiscoveryState) { this.discovery = state; }
+  clientInformation() {
+    return this.info;
+  }
+  saveClientInformation(info: StoredOAuthClientInformation) {
+    this.info = info;
+  }
+  tokens() {
+    return this.tokenSet;
+  }
+  saveTokens(tokens: StoredOAuthTokens) {
+    this.tokenSet = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+  discoveryState() {
+    return this.discovery;
+  }
+  saveDiscoveryState(state: OAuthDiscoveryState) {
+    this.discovery = state;
+  }
 }
 
 describe('MCP authorization end to end (SDK client, Chromium)', () => {
@@ -66,14 +101,19 @@ describe('MCP authorization end to end (SDK client, Chromium)', () => {
   let pat: string;
 
   /** The person's part: log in when asked, check the consent page, approve; returns the callback URL. */
-  async function approve(url: URL, shot: string): Promise<{ code: string; iss: string; facts: Record<string, unknown> }> {
+  async function approve(
+    url: URL,
+    shot: string,
+  ): Promise<{ code: string; iss: string; facts: Record<string, unknown> }> {
     const before = callback.received.length;
     await page.goto(url.href);
     if (new URL(page.url()).pathname === '/accounts/login/') await logIn(page, user.email);
     await page.waitForSelector('#approve');
     const facts = {
       client: await page.locator('.client-name').textContent(),
-      publishedBy: (await page.locator('.client-id-host').count()) ? await page.locator('.client-id-host code').textContent() : null,
+      publishedBy: (await page.locator('.client-id-host').count())
+        ? await page.locator('.client-id-host code').textContent()
+        : null,
       redirectHost: await page.locator('.redirect-host code').textContent(),
       localWarning: await page.locator('#localhost-warning').count(),
       scopes: await page.locator('.scopes li').evaluateAll((items) => items.map((li) => li.getAttribute('data-scope'))),
@@ -85,7 +125,8 @@ describe('MCP authorization end to end (SDK client, Chromium)', () => {
     return { code: back.searchParams.get('code')!, iss: back.searchParams.get('iss')!, facts };
   }
 
-  const newTransport = (provider: OAuthClientProvider) => new StreamableHTTPClientTransport(new URL(`${t.base}/mcp`), { authProvider: provider });
+  const newTransport = (provider: OAuthClientProvider) =>
+    new StreamableHTTPClientTransport(new URL(`${t.base}/mcp`), { authProvider: provider });
   const newClient = () => new Client({ name: 'e2e-agent', version: '1.0.0' });
 
   before(async () => {
@@ -95,8 +136,19 @@ describe('MCP authorization end to end (SDK client, Chromium)', () => {
     documents = https.createServer({ cert: pki.certPem, key: pki.keyPem }, (req, res) => {
       documentFetches++;
       const clientId = `${documentsBase}${req.url}`;
-      res.writeHead(req.url === '/agent.json' ? 200 : 404, { 'content-type': 'application/json', 'cache-control': 'max-age=60' });
-      res.end(JSON.stringify({ client_id: clientId, client_name: 'Metadata Agent', redirect_uris: [callback.url], grant_types: ['authorization_code', 'refresh_token'], token_endpoint_auth_method: 'none' }));
+      res.writeHead(req.url === '/agent.json' ? 200 : 404, {
+        'content-type': 'application/json',
+        'cache-control': 'max-age=60',
+      });
+      res.end(
+        JSON.stringify({
+          client_id: clientId,
+          client_name: 'Metadata Agent',
+          redirect_uris: [callback.url],
+          grant_types: ['authorization_code', 'refresh_token'],
+          token_endpoint_auth_method: 'none',
+        }),
+      );
     });
     await new Promise<void>((resolve) => documents.listen(0, '127.0.0.1', resolve));
     documentsBase = `https://127.0.0.1:${(documents.address() as { port: number }).port}`;
@@ -121,12 +173,27 @@ describe('MCP authorization end to end (SDK client, Chromium)', () => {
     const first = newTransport(provider);
     await assert.rejects(newClient().connect(first), UnauthorizedError);
     const clientId = provider.info!.client_id;
-    const registered = await t.ctx.db.kysely.selectFrom('oauth_models').select('payload').where('model', '=', 'Client').where('id', '=', clientId).executeTakeFirstOrThrow();
-    assert.equal(JSON.parse(registered.payload).svc_registered_scope, 'read:profile read:teams', 'registered with the scopes of the 401 challenge');
+    const registered = await t.ctx.db.kysely
+      .selectFrom('oauth_models')
+      .select('payload')
+      .where('model', '=', 'Client')
+      .where('id', '=', clientId)
+      .executeTakeFirstOrThrow();
+    assert.equal(
+      JSON.parse(registered.payload).svc_registered_scope,
+      'read:profile read:teams',
+      'registered with the scopes of the 401 challenge',
+    );
     assert.equal(provider.authorizationUrl!.searchParams.get('resource'), `${t.base}/mcp`);
 
     const consent = await approve(provider.authorizationUrl!, 'dcr-consent');
-    assert.deepEqual(consent.facts, { client: 'Test Agent', publishedBy: null, redirectHost: new URL(callback.url).host, localWarning: 1, scopes: ['read:profile', 'read:teams'] });
+    assert.deepEqual(consent.facts, {
+      client: 'Test Agent',
+      publishedBy: null,
+      redirectHost: new URL(callback.url).host,
+      localWarning: 1,
+      scopes: ['read:profile', 'read:teams'],
+    });
     assert.equal(consent.iss, t.base, 'RFC 9207 iss');
     await first.finishAuth(consent.code, consent.iss);
     assert.ok(provider.tokenSet?.refresh_token, 'a public client gets a refresh token');
@@ -136,11 +203,22 @@ describe('MCP authorization end to end (SDK client, Chromium)', () => {
     const names = (await client.listTools()).tools.map((tool) => tool.name);
     assert.ok(names.includes('get_me') && names.includes('list_teams'));
     assert.ok(!names.includes('create_team'), 'read tools only');
-    assert.equal(((await client.callTool({ name: 'get_me', arguments: {} })).structuredContent as any).email, user.email);
-    assert.deepEqual(((await client.callTool({ name: 'list_teams', arguments: {} })).structuredContent as any).results.map((row: any) => row.name), ['Existing']);
+    assert.equal(
+      ((await client.callTool({ name: 'get_me', arguments: {} })).structuredContent as any).email,
+      user.email,
+    );
+    assert.deepEqual(
+      ((await client.callTool({ name: 'list_teams', arguments: {} })).structuredContent as any).results.map(
+        (row: any) => row.name,
+      ),
+      ['Existing'],
+    );
 
     // Step-up: the transport gets the 403, asks for the wider scope, the person approves it.
-    await assert.rejects(client.callTool({ name: 'create_team', arguments: { name: 'Made by MCP' } }), UnauthorizedError);
+    await assert.rejects(
+      client.callTool({ name: 'create_team', arguments: { name: 'Made by MCP' } }),
+      UnauthorizedError,
+    );
     const wider = await approve(provider.authorizationUrl!, 'step-up-consent');
     assert.deepEqual(wider.facts.scopes, ['read:profile', 'read:teams', 'write:teams']);
     await (client.transport as StreamableHTTPClientTransport).finishAuth(wider.code, wider.iss);
@@ -149,10 +227,16 @@ describe('MCP authorization end to end (SDK client, Chromium)', () => {
     const teamId = (created.structuredContent as any).id;
     const rest = await t.inject({ url: `/api/v1/teams/${teamId}/`, headers: bearer(pat) });
     assert.equal(rest.json().name, 'Made by MCP');
-    const invited = await client.callTool({ name: 'create_invitation', arguments: { team_id: teamId, email: 'grace@example.com', role: 'member' } });
+    const invited = await client.callTool({
+      name: 'create_invitation',
+      arguments: { team_id: teamId, email: 'grace@example.com', role: 'member' },
+    });
     assert.equal(invited.isError, undefined, JSON.stringify(invited));
     const events = await t.ctx.db.kysely.selectFrom('events').select('type').where('team_id', '=', teamId).execute();
-    assert.deepEqual(events.map((e) => e.type), ['team.invitation.created']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['team.invitation.created'],
+    );
 
     // The token is for the MCP endpoint only.
     const mcpToken = provider.tokenSet!.access_token;
@@ -160,29 +244,58 @@ describe('MCP authorization end to end (SDK client, Chromium)', () => {
 
     // Refresh tokens of a public client rotate; the old one is spent.
     const oldRefresh = provider.tokenSet!.refresh_token!;
-    const refreshed = await postForm(`${t.base}/o/token/`, { grant_type: 'refresh_token', refresh_token: oldRefresh, client_id: clientId });
+    const refreshed = await postForm(`${t.base}/o/token/`, {
+      grant_type: 'refresh_token',
+      refresh_token: oldRefresh,
+      client_id: clientId,
+    });
     assert.equal(refreshed.status, 200, refreshed.text);
     assert.notEqual(refreshed.body.refresh_token, oldRefresh);
-    assert.equal((await rawMcp(t.base, initialize(), { authorization: `Bearer ${refreshed.body.access_token}` })).status, 200, 'still for /mcp');
+    assert.equal(
+      (await rawMcp(t.base, initialize(), { authorization: `Bearer ${refreshed.body.access_token}` })).status,
+      200,
+      'still for /mcp',
+    );
 
     // The same client asking for the API (no resource): another consent, a token the MCP endpoint refuses.
     const { verifier, challenge } = pkce();
-    const apiAuthorization = new URL(`${t.base}/o/authorize/?${new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: callback.url, scope: 'read:profile', code_challenge: challenge, code_challenge_method: 'S256' })}`);
+    const apiAuthorization = new URL(
+      `${t.base}/o/authorize/?${new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: callback.url, scope: 'read:profile', code_challenge: challenge, code_challenge_method: 'S256' })}`,
+    );
     const apiConsent = await approve(apiAuthorization, 'api-consent');
-    const apiToken = await postForm(`${t.base}/o/token/`, { grant_type: 'authorization_code', code: apiConsent.code, code_verifier: verifier, redirect_uri: callback.url, client_id: clientId });
+    const apiToken = await postForm(`${t.base}/o/token/`, {
+      grant_type: 'authorization_code',
+      code: apiConsent.code,
+      code_verifier: verifier,
+      redirect_uri: callback.url,
+      client_id: clientId,
+    });
     assert.equal(apiToken.status, 200, apiToken.text);
-    assert.equal((await get(`${t.base}/api/v1/me/`, { authorization: `Bearer ${apiToken.body.access_token}` })).status, 200);
+    assert.equal(
+      (await get(`${t.base}/api/v1/me/`, { authorization: `Bearer ${apiToken.body.access_token}` })).status,
+      200,
+    );
     const refused = await rawMcp(t.base, initialize(), { authorization: `Bearer ${apiToken.body.access_token}` });
     assert.equal(refused.status, 401);
     assert.match(refused.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
 
     // Revoked: 401 at once.
-    assert.equal((await postForm(`${t.base}/o/revoke/`, { token: refreshed.body.access_token, client_id: clientId })).status, 200);
-    assert.equal((await rawMcp(t.base, initialize(), { authorization: `Bearer ${refreshed.body.access_token}` })).status, 401);
+    assert.equal(
+      (await postForm(`${t.base}/o/revoke/`, { token: refreshed.body.access_token, client_id: clientId })).status,
+      200,
+    );
+    assert.equal(
+      (await rawMcp(t.base, initialize(), { authorization: `Bearer ${refreshed.body.access_token}` })).status,
+      401,
+    );
   });
 
   it('Client ID Metadata Document: no registration; the consent page names the host publishing the client', async () => {
-    const clientsBefore = await t.ctx.db.kysely.selectFrom('oauth_models').select('id').where('model', '=', 'Client').execute();
+    const clientsBefore = await t.ctx.db.kysely
+      .selectFrom('oauth_models')
+      .select('id')
+      .where('model', '=', 'Client')
+      .execute();
     const provider = new MemoryOAuthProvider(callback.url, `${documentsBase}/agent.json`);
     const first = newTransport(provider);
     await assert.rejects(newClient().connect(first), UnauthorizedError);
@@ -200,7 +313,11 @@ describe('MCP authorization end to end (SDK client, Chromium)', () => {
     await client.connect(newTransport(provider));
     assert.equal(((await client.callTool({ name: 'get_me', arguments: {} })).structuredContent as any).id, user.id);
     await client.close();
-    const clientsAfter = await t.ctx.db.kysely.selectFrom('oauth_models').select('id').where('model', '=', 'Client').execute();
+    const clientsAfter = await t.ctx.db.kysely
+      .selectFrom('oauth_models')
+      .select('id')
+      .where('model', '=', 'Client')
+      .execute();
     assert.equal(clientsAfter.length, clientsBefore.length, 'nothing was registered');
     assert.equal(documentFetches, 1, 'fetched once, then kept as its Cache-Control (max-age=60) allows');
   });

@@ -8,7 +8,17 @@ import { callTool, connect, initialize, rawMcp } from './helpers.ts';
 import { get, postForm, startOAuthApp, type OAuthTestApp } from '../oauth/helpers.ts';
 
 const mcpPost = (t: TestApp, token: string, body: unknown) =>
-  t.inject({ method: 'POST', url: '/mcp', headers: { ...bearer(token), host: 'testserver', 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, payload: JSON.stringify(body) });
+  t.inject({
+    method: 'POST',
+    url: '/mcp',
+    headers: {
+      ...bearer(token),
+      host: 'testserver',
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    payload: JSON.stringify(body),
+  });
 
 describe('SERVICE_MCP_ENABLED=false', () => {
   let t: OAuthTestApp;
@@ -25,7 +35,11 @@ describe('SERVICE_MCP_ENABLED=false', () => {
     const root = await get(`${t.base}/.well-known/oauth-protected-resource`);
     assert.ok(!root.text.includes('/mcp'));
     assert.ok(!(await get(`${t.base}/.well-known/oauth-authorization-server`)).text.includes('/mcp'));
-    const device = await postForm(`${t.base}/o/device-authorization/`, { client_id: 'svc-cli', scope: 'read:profile', resource: `${t.base}/mcp` });
+    const device = await postForm(`${t.base}/o/device-authorization/`, {
+      client_id: 'svc-cli',
+      scope: 'read:profile',
+      resource: `${t.base}/mcp`,
+    });
     assert.equal(device.status, 400);
     assert.equal(device.body.error, 'invalid_target');
   });
@@ -42,11 +56,22 @@ describe('MCP with webhooks on', () => {
     const user = await t.user();
     const withScopes = await connect(t.base, await t.token(user.id, ['read:webhooks', 'write:webhooks']));
     const names = (await withScopes.listTools()).tools.map((tool) => tool.name);
-    for (const name of ['create_webhook', 'list_webhooks', 'get_webhook', 'update_webhook', 'delete_webhook', 'test_webhook']) assert.ok(names.includes(name), name);
+    for (const name of [
+      'create_webhook',
+      'list_webhooks',
+      'get_webhook',
+      'update_webhook',
+      'delete_webhook',
+      'test_webhook',
+    ])
+      assert.ok(names.includes(name), name);
     assert.ok(!names.includes('get_me'));
     await withScopes.close();
     const without = await connect(t.base, await t.token(user.id, ['read:profile']));
-    assert.deepEqual((await without.listTools()).tools.map((tool) => tool.name), ['get_me']);
+    assert.deepEqual(
+      (await without.listTools()).tools.map((tool) => tool.name),
+      ['get_me'],
+    );
     await without.close();
   });
 });
@@ -60,10 +85,10 @@ describe('MCP under the API limits', () => {
   });
   after(() => t?.close());
 
-  it('a tool call counts once against the per-user limit; past it the endpoint answers the API\'s 429', async () => {
+  it("a tool call counts once against the per-user limit; past it the endpoint answers the API's 429", async () => {
     const first = await mcpPost(t, token, callTool('get_me'));
     assert.equal(first.statusCode, 200);
-    assert.equal(first.headers['x-ratelimit-remaining'], '2', 'the tool call\'s API request was not counted again');
+    assert.equal(first.headers['x-ratelimit-remaining'], '2', "the tool call's API request was not counted again");
     await mcpPost(t, token, callTool('get_me'));
     await mcpPost(t, token, callTool('get_me'));
     const refused = await mcpPost(t, token, callTool('get_me'));

@@ -58,7 +58,8 @@ export function parseExposition(text: string): Exposition {
   }
   const same = (a: Record<string, string>, b: Record<string, string>) =>
     Object.keys(a).length === Object.keys(b).length && Object.entries(b).every(([k, v]) => a[k] === v);
-  const value = (name: string, labels: Record<string, string> = {}) => samples.find((s) => s.name === name && same(s.labels, labels))?.value;
+  const value = (name: string, labels: Record<string, string> = {}) =>
+    samples.find((s) => s.name === name && same(s.labels, labels))?.value;
   return {
     samples,
     types,

@@ -37,7 +37,15 @@ after(async () => {
 
 describe('GET /metrics: who may read it', () => {
   it('without a bearer token, or with a wrong one, is a 401 problem asking for the token', async () => {
-    for (const authorization of [undefined, `Bearer ${METRICS_TOKEN}x`, `Bearer ${METRICS_TOKEN.slice(1)}`, 'Bearer ', `Basic ${METRICS_TOKEN}`, `bearer ${METRICS_TOKEN}`, token]) {
+    for (const authorization of [
+      undefined,
+      `Bearer ${METRICS_TOKEN}x`,
+      `Bearer ${METRICS_TOKEN.slice(1)}`,
+      'Bearer ',
+      `Basic ${METRICS_TOKEN}`,
+      `bearer ${METRICS_TOKEN}`,
+      token,
+    ]) {
       const res = await t.inject({ url: '/metrics', headers: authorization === undefined ? {} : { authorization } });
       assert.equal(res.statusCode, 401, String(authorization));
       assert.equal(res.headers['www-authenticate'], 'Bearer realm="metrics"');
@@ -56,7 +64,12 @@ describe('GET /metrics: who may read it', () => {
     assert.equal(x.types.get('http_request_duration_seconds'), 'histogram');
     assert.equal(x.types.get('rate_limit_refusals_total'), 'counter');
     // The process defaults.
-    for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_seconds']) {
+    for (const name of [
+      'process_cpu_seconds_total',
+      'process_resident_memory_bytes',
+      'nodejs_heap_size_used_bytes',
+      'nodejs_eventloop_lag_seconds',
+    ]) {
       assert.ok(x.types.has(name), name);
     }
     assert.ok(x.get('process_start_time_seconds') > 0);
@@ -76,14 +89,19 @@ describe('http_request_duration_seconds', () => {
   it('counts each request once, under its route template, method and status', async () => {
     const before = await scrape();
     const otherTeam = '7d4f1c2e-9a8b-4c3d-8e7f-0123456789ab';
-    for (let i = 0; i < 3; i++) assert.equal((await t.inject({ url: '/api/v1/me/', headers: bearer(token) })).statusCode, 200);
+    for (let i = 0; i < 3; i++)
+      assert.equal((await t.inject({ url: '/api/v1/me/', headers: bearer(token) })).statusCode, 200);
     assert.equal((await t.inject({ url: `/api/v1/teams/${teamId}/`, headers: bearer(token) })).statusCode, 404);
-    assert.equal((await t.inject({ url: `/api/v1/teams/${otherTeam}/members/`, headers: bearer(token) })).statusCode, 404);
+    assert.equal(
+      (await t.inject({ url: `/api/v1/teams/${otherTeam}/members/`, headers: bearer(token) })).statusCode,
+      404,
+    );
     assert.equal((await t.inject({ method: 'HEAD', url: '/healthz' })).statusCode, 200);
     assert.equal((await t.inject({ url: `/no/such/${user.email}` })).statusCode, 404);
     assert.equal((await t.inject({ method: 'DELETE', url: '/api/v1/me/', headers: bearer(token) })).statusCode, 405);
     const after = await scrape();
-    const moved = (route: string, status: number, method = 'GET') => count(after, route, status, method) - count(before, route, status, method);
+    const moved = (route: string, status: number, method = 'GET') =>
+      count(after, route, status, method) - count(before, route, status, method);
     assert.equal(moved('/api/v1/me/', 200), 3);
     assert.equal(moved('/api/v1/teams/:id/', 404), 1);
     assert.equal(moved('/api/v1/teams/:id/members/', 404), 1);
@@ -94,7 +112,12 @@ describe('http_request_duration_seconds', () => {
     assert.ok(count(after, '/metrics', 200) >= 1);
     // A histogram's buckets are cumulative and end at the count.
     const labels = duration('/api/v1/me/', 200);
-    const buckets = after.samples.filter((s) => s.name === 'http_request_duration_seconds_bucket' && s.labels.route === '/api/v1/me/' && s.labels.status_code === '200');
+    const buckets = after.samples.filter(
+      (s) =>
+        s.name === 'http_request_duration_seconds_bucket' &&
+        s.labels.route === '/api/v1/me/' &&
+        s.labels.status_code === '200',
+    );
     assert.ok(buckets.length > 5);
     for (let i = 1; i < buckets.length; i++) assert.ok(buckets[i].value >= buckets[i - 1].value);
     assert.equal(buckets.at(-1)!.labels.le, '+Inf');
@@ -110,8 +133,13 @@ describe('http_request_duration_seconds', () => {
     const after = await scrape();
     assert.equal(count(after, '/o/jwks/', 200) - count(before, '/o/jwks/', 200), 1);
     assert.equal(count(after, '/o/token/', 405, 'DELETE') - count(before, '/o/token/', 405, 'DELETE'), 1);
-    const resumed = after.samples.filter((s) => s.name === 'http_request_duration_seconds_count' && s.labels.route === '/o/authorize/:uid');
-    assert.equal(resumed.reduce((sum, s) => sum + s.value, 0), 1);
+    const resumed = after.samples.filter(
+      (s) => s.name === 'http_request_duration_seconds_count' && s.labels.route === '/o/authorize/:uid',
+    );
+    assert.equal(
+      resumed.reduce((sum, s) => sum + s.value, 0),
+      1,
+    );
   });
 
   it('no label carries an id, an e-mail address or a token', async () => {
@@ -121,7 +149,9 @@ describe('http_request_duration_seconds', () => {
       assert.equal(values.filter((v) => v.includes(secret)).length, 0, secret);
     }
     assert.equal(values.filter((v) => v.includes('@')).length, 0);
-    for (const route of new Set(x.samples.filter((s) => s.name.startsWith('http_request_duration_seconds')).map((s) => s.labels.route))) {
+    for (const route of new Set(
+      x.samples.filter((s) => s.name.startsWith('http_request_duration_seconds')).map((s) => s.labels.route),
+    )) {
       assert.ok(route === 'unmatched' || /^\/[a-z0-9_/.:-]*$/.test(route), route);
       assert.doesNotMatch(route, /\/\d+\/|[0-9a-f]{8}-[0-9a-f]{4}/, route);
     }
@@ -139,14 +169,22 @@ describe('rate_limit_refusals_total', () => {
   it('counts each 429 of a throttle bucket, and each refusal of a lock after failed attempts', async () => {
     const before = await scrape();
     const statuses: number[] = [];
-    for (let i = 0; i < 5; i++) statuses.push((await t.inject({ url: '/api/v1/me/', remoteAddress: '192.0.2.7' })).statusCode);
+    for (let i = 0; i < 5; i++)
+      statuses.push((await t.inject({ url: '/api/v1/me/', remoteAddress: '192.0.2.7' })).statusCode);
     assert.deepEqual(statuses, [401, 401, 401, 429, 429]);
     // Five wrong passwords lock the (account, address) pair: the sixth attempt, even with the right password, is refused.
-    const issue = (password: string) => t.inject({ method: 'POST', url: '/api/auth/token/', remoteAddress: '192.0.2.8', payload: { email: user.email, password } });
+    const issue = (password: string) =>
+      t.inject({
+        method: 'POST',
+        url: '/api/auth/token/',
+        remoteAddress: '192.0.2.8',
+        payload: { email: user.email, password },
+      });
     for (let i = 0; i < 5; i++) assert.equal((await issue('not the password')).statusCode, 401);
     assert.equal((await issue(TEST_PASSWORD)).statusCode, 429);
     const after = await scrape();
-    const moved = (limit: string) => after.get('rate_limit_refusals_total', { limit }) - before.get('rate_limit_refusals_total', { limit });
+    const moved = (limit: string) =>
+      after.get('rate_limit_refusals_total', { limit }) - before.get('rate_limit_refusals_total', { limit });
     assert.equal(moved('anon'), 2);
     assert.equal(moved('failed_attempts'), 1);
     assert.equal(moved('user'), 0);

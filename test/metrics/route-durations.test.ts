@@ -36,8 +36,14 @@ describe('RequestDurations', () => {
     }
     const sorted = (text: string) => text.trim().split('\n').sort();
     assert.deepEqual(sorted(await ours.metrics()), sorted(await theirs.metrics()));
-    assert.match(await ours.metrics(), /^http_request_duration_seconds_bucket\{le="0.001",method="GET",route="\/api\/v1\/me\/",status_code="200"\} 2$/m);
+    assert.match(
+      await ours.metrics(),
+      /^http_request_duration_seconds_bucket\{le="0.001",method="GET",route="\/api\/v1\/me\/",status_code="200"\} 2$/m,
+    );
     ours.resetMetrics();
-    assert.match(await ours.metrics(), /^http_request_duration_seconds_count\{method="GET",route="\/api\/v1\/me\/",status_code="200"\} 0$/m);
+    assert.match(
+      await ours.metrics(),
+      /^http_request_duration_seconds_count\{method="GET",route="\/api\/v1\/me\/",status_code="200"\} 0$/m,
+    );
   });
 });

@@ -8,7 +8,17 @@ import { sql } from 'kysely';
 import { queueMail, sendQueuedMail } from '../../src/mail/outbox.ts';
 import { intakeNetwork } from '../../src/mail/intake.ts';
 import { bearer, startApp, type TestApp } from '../support/app.ts';
-import { AIA_URL, CERT_URL, StandIn, TOPIC, buildPki, fixture, issue, notification, type Pki } from '../mail/sns-stand-in.ts';
+import {
+  AIA_URL,
+  CERT_URL,
+  StandIn,
+  TOPIC,
+  buildPki,
+  fixture,
+  issue,
+  notification,
+  type Pki,
+} from '../mail/sns-stand-in.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { webhookFixture, type WebhookFixture } from '../webhooks/setup.ts';
 import { eventually } from '../support/wait.ts';
@@ -35,10 +45,14 @@ describe('webhook delivery metrics', () => {
   });
 
   const settled = (subscriptionId: string, count: number) =>
-    eventually(async () => {
-      const rows = await f.deliveries(subscriptionId);
-      return rows.length >= count && rows.every((r) => r.status !== 'pending') && rows;
-    }, 30_000, `${count} settled deliveries`);
+    eventually(
+      async () => {
+        const rows = await f.deliveries(subscriptionId);
+        return rows.length >= count && rows.every((r) => r.status !== 'pending') && rows;
+      },
+      30_000,
+      `${count} settled deliveries`,
+    );
 
   it('the pending depth and the wait of the most overdue delivery, read at scrape time', async () => {
     const sub = await f.createSubscription(receiver.url);
@@ -46,12 +60,28 @@ describe('webhook delivery metrics', () => {
     assert.equal(start.get('webhook_pending_deliveries'), 0);
     assert.equal(start.get('webhook_oldest_pending_delivery_age_seconds'), 0);
     // No worker runs yet: two deliveries wait, one of them due for 90 s already, one due in an hour.
-    await f.emit('user.profile.updated', { user_id: 1, changed_fields: ['display_name'], updated_at: new Date().toISOString() });
-    await f.emit('user.profile.updated', { user_id: 2, changed_fields: ['display_name'], updated_at: new Date().toISOString() });
+    await f.emit('user.profile.updated', {
+      user_id: 1,
+      changed_fields: ['display_name'],
+      updated_at: new Date().toISOString(),
+    });
+    await f.emit('user.profile.updated', {
+      user_id: 2,
+      changed_fields: ['display_name'],
+      updated_at: new Date().toISOString(),
+    });
     const [first, second] = await f.deliveries(sub.id);
     const at = (seconds: number) => new Date(Date.now() + seconds * 1000).toISOString();
-    await f.t.ctx.db.kysely.updateTable('webhook_deliveries').set({ next_retry_at: at(-90) }).where('id', '=', first.id).execute();
-    await f.t.ctx.db.kysely.updateTable('webhook_deliveries').set({ next_retry_at: at(3600) }).where('id', '=', second.id).execute();
+    await f.t.ctx.db.kysely
+      .updateTable('webhook_deliveries')
+      .set({ next_retry_at: at(-90) })
+      .where('id', '=', first.id)
+      .execute();
+    await f.t.ctx.db.kysely
+      .updateTable('webhook_deliveries')
+      .set({ next_retry_at: at(3600) })
+      .where('id', '=', second.id)
+      .execute();
     const waiting = await scrape(f.t);
     assert.equal(waiting.get('webhook_pending_deliveries'), 2);
     const age = waiting.get('webhook_oldest_pending_delivery_age_seconds');
@@ -60,13 +90,24 @@ describe('webhook delivery metrics', () => {
     const before = await scrape(f.t);
     worker = await f.startWorker();
     await receiver.waitFor(1);
-    await eventually(async () => (await f.deliveries(sub.id)).find((r) => r.id === first.id && r.status === 'success'), 30_000, 'the due delivery');
+    await eventually(
+      async () => (await f.deliveries(sub.id)).find((r) => r.id === first.id && r.status === 'success'),
+      30_000,
+      'the due delivery',
+    );
     await f.t.ctx.db.kysely.deleteFrom('webhook_deliveries').where('id', '=', second.id).execute();
     const done = await scrape(f.t);
     assert.equal(done.get('webhook_pending_deliveries'), 0);
     assert.equal(done.get('webhook_oldest_pending_delivery_age_seconds'), 0);
-    assert.equal(done.get('webhook_deliveries_total', { outcome: 'success' }) - before.get('webhook_deliveries_total', { outcome: 'success' }), 1);
-    assert.equal(done.get('webhook_delivery_duration_seconds_count') - before.get('webhook_delivery_duration_seconds_count'), 1);
+    assert.equal(
+      done.get('webhook_deliveries_total', { outcome: 'success' }) -
+        before.get('webhook_deliveries_total', { outcome: 'success' }),
+      1,
+    );
+    assert.equal(
+      done.get('webhook_delivery_duration_seconds_count') - before.get('webhook_delivery_duration_seconds_count'),
+      1,
+    );
     await f.t.ctx.db.kysely.deleteFrom('webhook_subscriptions').where('id', '=', sub.id).execute();
   });
 
@@ -83,15 +124,30 @@ describe('webhook delivery metrics', () => {
       await worker?.stop();
       await f.emit('team.member.added', { user_id: 3, email: 'm3@example.com', role: 'member' });
       await f.emit('team.member.added', { user_id: 4, email: 'm4@example.com', role: 'member' });
-      await f.emit('team.invitation.created', { invitation_id: '5f0c6f1e-2b7d-4c8e-9a31-0d4e8b7c6a52', email: 'grace@example.com', role: 'admin', invited_by: 1, expires_at: new Date().toISOString() });
-      await f.emit('user.profile.updated', { user_id: 5, changed_fields: ['display_name'], updated_at: new Date().toISOString() });
-      await f.t.ctx.db.kysely.updateTable('webhook_subscriptions').set({ is_active: 0 }).where('id', '=', gone.id).execute();
+      await f.emit('team.invitation.created', {
+        invitation_id: '5f0c6f1e-2b7d-4c8e-9a31-0d4e8b7c6a52',
+        email: 'grace@example.com',
+        role: 'admin',
+        invited_by: 1,
+        expires_at: new Date().toISOString(),
+      });
+      await f.emit('user.profile.updated', {
+        user_id: 5,
+        changed_fields: ['display_name'],
+        updated_at: new Date().toISOString(),
+      });
+      await f.t.ctx.db.kysely
+        .updateTable('webhook_subscriptions')
+        .set({ is_active: 0 })
+        .where('id', '=', gone.id)
+        .execute();
       worker = await f.startWorker();
       await settled(good.id, 2);
       await settled(bad.id, 2);
       await settled(gone.id, 1);
       const after = await scrape(f.t);
-      const moved = (outcome: string) => after.get('webhook_deliveries_total', { outcome }) - before.get('webhook_deliveries_total', { outcome });
+      const moved = (outcome: string) =>
+        after.get('webhook_deliveries_total', { outcome }) - before.get('webhook_deliveries_total', { outcome });
       assert.equal(moved('success'), 2);
       assert.equal(moved('failed'), 1, 'attempt 1 of 2 failed: retried');
       assert.equal(moved('dead_letter'), 1, 'attempt 2 of 2 failed');
@@ -99,7 +155,10 @@ describe('webhook delivery metrics', () => {
       assert.equal(receiver.received.length - seen, 2);
       assert.equal(failing.received.length, 2);
       // Durations of the attempts that were sent (four), not of the one that was not.
-      assert.equal(after.get('webhook_delivery_duration_seconds_count') - before.get('webhook_delivery_duration_seconds_count'), 4);
+      assert.equal(
+        after.get('webhook_delivery_duration_seconds_count') - before.get('webhook_delivery_duration_seconds_count'),
+        4,
+      );
       const values = after.samples.flatMap((s) => Object.values(s.labels)).join(' ');
       for (const id of [good.id, bad.id, gone.id, f.teamId, f.owner.email]) assert.ok(!values.includes(id), id);
     } finally {
@@ -117,7 +176,10 @@ describe('mail metrics', () => {
 
   it('counts each message as sent, suppressed or failed', async () => {
     const now = new Date().toISOString();
-    await t.ctx.db.kysely.insertInto('mail_suppressions').values({ email: 'bounced@example.com', reason: 'bounce', event_key: 'evt-1', occurred_at: now, created_at: now }).execute();
+    await t.ctx.db.kysely
+      .insertInto('mail_suppressions')
+      .values({ email: 'bounced@example.com', reason: 'bounce', event_key: 'evt-1', occurred_at: now, created_at: now })
+      .execute();
     const before = await scrape(t);
     await t.ctx.db.kysely.transaction().execute(async (trx) => {
       await queueMail(t.ctx, trx, { to: 'reader@example.com', subject: 'Hello', text: 'one' });
@@ -127,7 +189,8 @@ describe('mail metrics', () => {
     });
     assert.equal(await sendQueuedMail(t.ctx), 2);
     const after = await scrape(t);
-    const moved = (outcome: string) => after.get('mail_messages_total', { outcome }) - before.get('mail_messages_total', { outcome });
+    const moved = (outcome: string) =>
+      after.get('mail_messages_total', { outcome }) - before.get('mail_messages_total', { outcome });
     assert.equal(moved('sent'), 2);
     assert.equal(moved('suppressed'), 1);
     assert.equal(moved('failed'), 1);
@@ -142,7 +205,11 @@ describe('SNS notification metrics', () => {
   let t: TestApp;
   before(async () => {
     pki = await buildPki();
-    const tlsCert = await issue({ subject: 'CN=sns.us-east-1.amazonaws.com', issuer: pki.root, dnsNames: ['sns.us-east-1.amazonaws.com'] });
+    const tlsCert = await issue({
+      subject: 'CN=sns.us-east-1.amazonaws.com',
+      issuer: pki.root,
+      dnsNames: ['sns.us-east-1.amazonaws.com'],
+    });
     standIn = new StandIn(pki.root.pem);
     await standIn.start(tlsCert);
     standIn.routes.set(CERT_URL.replace('https://', ''), { body: pki.signing.pem });
@@ -161,7 +228,12 @@ describe('SNS notification metrics', () => {
   });
 
   const post = (body: unknown) =>
-    t.inject({ method: 'POST', url: '/webhooks/mailprovider/', headers: { 'content-type': 'text/plain; charset=UTF-8' }, payload: typeof body === 'string' ? body : JSON.stringify(body) });
+    t.inject({
+      method: 'POST',
+      url: '/webhooks/mailprovider/',
+      headers: { 'content-type': 'text/plain; charset=UTF-8' },
+      payload: typeof body === 'string' ? body : JSON.stringify(body),
+    });
 
   it('counts each message by type (the SES event) and result', async () => {
     const before = await scrape(t);
@@ -174,14 +246,17 @@ describe('SNS notification metrics', () => {
     assert.equal((await post({ ...complaint, Signature: bounce.Signature })).statusCode, 403);
     assert.equal((await post('{"no": "envelope"')).statusCode, 400);
     const after = await scrape(t);
-    const moved = (type: string, result: string) => (after.value('sns_notifications_total', { type, result }) ?? 0) - (before.value('sns_notifications_total', { type, result }) ?? 0);
+    const moved = (type: string, result: string) =>
+      (after.value('sns_notifications_total', { type, result }) ?? 0) -
+      (before.value('sns_notifications_total', { type, result }) ?? 0);
     assert.equal(moved('bounce', 'recorded'), 1);
     assert.equal(moved('bounce', 'duplicate'), 1);
     assert.equal(moved('complaint', 'recorded'), 1);
     assert.equal(moved('notification', 'ignored'), 1);
     assert.equal(moved('notification', 'refused'), 1);
     assert.equal(moved('unknown', 'invalid'), 1);
-    const total = (x: Exposition) => x.samples.filter((s) => s.name === 'sns_notifications_total').reduce((sum, s) => sum + s.value, 0);
+    const total = (x: Exposition) =>
+      x.samples.filter((s) => s.name === 'sns_notifications_total').reduce((sum, s) => sum + s.value, 0);
     assert.equal(total(after) - total(before), 6);
     // The bounce suppressed its recipient; the address is in no label.
     const suppressed = await sql<{ email: string }>`select email from mail_suppressions`.execute(t.ctx.db.kysely);

@@ -62,9 +62,17 @@ describe('svc worker: its own metrics endpoint', () => {
     assert.equal(start.types.has('http_request_duration_seconds'), true);
 
     const sub = await f.createSubscription(receiver.url);
-    await f.emit('user.profile.updated', { user_id: 1, changed_fields: ['display_name'], updated_at: new Date().toISOString() });
+    await f.emit('user.profile.updated', {
+      user_id: 1,
+      changed_fields: ['display_name'],
+      updated_at: new Date().toISOString(),
+    });
     await receiver.waitFor(1, 30_000);
-    await eventually(async () => (await f.deliveries(sub.id)).every((r) => r.status === 'success'), 30_000, 'the delivery written');
+    await eventually(
+      async () => (await f.deliveries(sub.id)).every((r) => r.status === 'success'),
+      30_000,
+      'the delivery written',
+    );
     const done = await scrape();
     assert.equal(done.get('webhook_deliveries_total', { outcome: 'success' }), 1);
     assert.equal(done.get('webhook_delivery_duration_seconds_count'), 1);
@@ -83,14 +91,19 @@ describe('svc worker: its own metrics endpoint', () => {
 
 describe('SERVICE_WORKER_METRICS_PORT without SERVICE_METRICS_TOKEN', () => {
   it('is a configuration error naming both settings', async () => {
-    const result = await cli({ NODE_ENV: 'test', DATABASE_URL: 'sqlite::memory:', SERVICE_WORKER_METRICS_PORT: '9464' }, ['worker']);
+    const result = await cli(
+      { NODE_ENV: 'test', DATABASE_URL: 'sqlite::memory:', SERVICE_WORKER_METRICS_PORT: '9464' },
+      ['worker'],
+    );
     assert.equal(result.code, 1);
     assert.match(result.stderr, /^svc: configuration error: SERVICE_WORKER_METRICS_PORT needs SERVICE_METRICS_TOKEN/);
   });
 
   it('a token that is too short or has spaces is refused', async () => {
     for (const token of ['short', 'has a space in it 0123456789']) {
-      const result = await cli({ NODE_ENV: 'test', DATABASE_URL: 'sqlite::memory:', SERVICE_METRICS_TOKEN: token }, ['migrate']);
+      const result = await cli({ NODE_ENV: 'test', DATABASE_URL: 'sqlite::memory:', SERVICE_METRICS_TOKEN: token }, [
+        'migrate',
+      ]);
       assert.equal(result.code, 1);
       assert.match(result.stderr, /^svc: configuration error: SERVICE_METRICS_TOKEN must be 16 to 256/);
     }

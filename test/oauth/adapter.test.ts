@@ -18,7 +18,11 @@ describe('oauth Kysely adapter', () => {
   it('upsert and the three lookups', async () => {
     const codes = adapter('DeviceCode');
     await codes.upsert('dc-1', { grantId: 'g-1', userCode: 'BCDFGHJK', params: { scope: 'read:profile' } }, 600);
-    assert.deepEqual(await codes.find('dc-1'), { grantId: 'g-1', userCode: 'BCDFGHJK', params: { scope: 'read:profile' } });
+    assert.deepEqual(await codes.find('dc-1'), {
+      grantId: 'g-1',
+      userCode: 'BCDFGHJK',
+      params: { scope: 'read:profile' },
+    });
     assert.deepEqual((await codes.findByUserCode('BCDFGHJK'))?.grantId, 'g-1');
     assert.equal(await codes.findByUserCode('XXXXXXXX'), undefined);
     // Same id, another model: separate.
@@ -59,11 +63,20 @@ describe('oauth Kysely adapter', () => {
   it('access tokens, refresh tokens and codes are stored under a digest, without their value', async () => {
     const tokens = adapter('AccessToken');
     await tokens.upsert('the-token-value', { jti: 'the-token-value', grantId: 'g-5', kind: 'AccessToken' }, 3600);
-    const rows = await t.ctx.db.kysely.selectFrom('oauth_models').selectAll().where('model', '=', 'AccessToken').where('grant_id', '=', 'g-5').execute();
+    const rows = await t.ctx.db.kysely
+      .selectFrom('oauth_models')
+      .selectAll()
+      .where('model', '=', 'AccessToken')
+      .where('grant_id', '=', 'g-5')
+      .execute();
     assert.equal(rows.length, 1);
     assert.notEqual(rows[0].id, 'the-token-value');
     assert.ok(!rows[0].payload.includes('the-token-value'));
-    assert.deepEqual(await tokens.find('the-token-value'), { grantId: 'g-5', kind: 'AccessToken', jti: 'the-token-value' });
+    assert.deepEqual(await tokens.find('the-token-value'), {
+      grantId: 'g-5',
+      kind: 'AccessToken',
+      jti: 'the-token-value',
+    });
     await tokens.destroy('the-token-value');
     assert.equal(await tokens.find('the-token-value'), undefined);
   });

@@ -10,7 +10,20 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { beginEnrolment, confirmEnrolment, pendingEnrolment } from '../../src/accounts/totp.ts';
 import { setUserActive } from '../../src/accounts/users.ts';
 import { storageId } from '../../src/oauth/adapter.ts';
-import { basic, callbackServer, get, launchBrowser, logIn, pkce, postForm, register, screenshot, startOAuthApp, type Callback, type OAuthTestApp } from './helpers.ts';
+import {
+  basic,
+  callbackServer,
+  get,
+  launchBrowser,
+  logIn,
+  pkce,
+  postForm,
+  register,
+  screenshot,
+  startOAuthApp,
+  type Callback,
+  type OAuthTestApp,
+} from './helpers.ts';
 
 describe('OAuth authorization code + PKCE', () => {
   let t: OAuthTestApp;
@@ -22,14 +35,15 @@ describe('OAuth authorization code + PKCE', () => {
   let user: { id: number; email: string };
   let totpSecret: string;
 
-  const authorizeUrl = (params: Record<string, string>) => `${t.base}/o/authorize/?${new URLSearchParams({
-    response_type: 'code',
-    client_id: client.client_id,
-    redirect_uri: callback.url,
-    scope: 'read:profile',
-    state: 'st-123',
-    ...params,
-  })}`;
+  const authorizeUrl = (params: Record<string, string>) =>
+    `${t.base}/o/authorize/?${new URLSearchParams({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: callback.url,
+      scope: 'read:profile',
+      state: 'st-123',
+      ...params,
+    })}`;
 
   /**
    * Runs an authorization in the logged-in browser and returns the callback query. Approves the
@@ -47,7 +61,11 @@ describe('OAuth authorization code + PKCE', () => {
   }
 
   const exchange = (code: string, verifier: string, redirectUri = callback.url) =>
-    postForm(`${t.base}/o/token/`, { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri }, basic(client.client_id, client.client_secret));
+    postForm(
+      `${t.base}/o/token/`,
+      { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri },
+      basic(client.client_id, client.client_secret),
+    );
 
   before(async () => {
     t = await startOAuthApp();
@@ -86,17 +104,25 @@ describe('OAuth authorization code + PKCE', () => {
 
   it('login with TOTP, consent naming client and scopes, code, token, API', async () => {
     const { verifier, challenge } = pkce();
-    await page.goto(authorizeUrl({ scope: 'read:profile read:teams', code_challenge: challenge, code_challenge_method: 'S256' }));
+    await page.goto(
+      authorizeUrl({ scope: 'read:profile read:teams', code_challenge: challenge, code_challenge_method: 'S256' }),
+    );
     assert.equal(new URL(page.url()).pathname, '/accounts/login/');
     await screenshot(page, 'authorize-1-login');
     await logIn(page, user.email);
     assert.equal(new URL(page.url()).pathname, '/accounts/login/totp/');
     const code = new TOTP({ secret: Secret.fromBase32(totpSecret) }).generate({ timestamp: Date.now() + 30_000 });
     await page.fill('#code', code);
-    await Promise.all([page.waitForURL(/\/o\/interaction\/[A-Za-z0-9_-]+\/$/), page.click('form[action="/accounts/login/totp/"] button[type=submit]')]);
+    await Promise.all([
+      page.waitForURL(/\/o\/interaction\/[A-Za-z0-9_-]+\/$/),
+      page.click('form[action="/accounts/login/totp/"] button[type=submit]'),
+    ]);
     await page.waitForSelector('#approve');
     assert.equal(await page.locator('.client-name').textContent(), 'Acme Web');
-    assert.deepEqual(await page.locator('.scopes li').allTextContents(), [t.ctx.scopes.describe('read:profile'), t.ctx.scopes.describe('read:teams')]);
+    assert.deepEqual(await page.locator('.scopes li').allTextContents(), [
+      t.ctx.scopes.describe('read:profile'),
+      t.ctx.scopes.describe('read:teams'),
+    ]);
     await screenshot(page, 'authorize-2-consent');
     await Promise.all([page.waitForURL((url) => url.href.startsWith(callback.url)), page.click('#approve')]);
     const back = callback.received.at(-1)!;
@@ -121,7 +147,9 @@ describe('OAuth authorization code + PKCE', () => {
     const { challenge } = pkce();
     const before = callback.received.length;
     // Straight back to the client: no login (same session) and no consent page.
-    await page.goto(authorizeUrl({ scope: 'read:profile read:teams', code_challenge: challenge, code_challenge_method: 'S256' }));
+    await page.goto(
+      authorizeUrl({ scope: 'read:profile read:teams', code_challenge: challenge, code_challenge_method: 'S256' }),
+    );
     assert.ok(page.url().startsWith(callback.url), page.url());
     assert.equal(callback.received.length, before + 1);
     assert.ok(callback.received.at(-1)!.searchParams.get('code'));
@@ -133,7 +161,14 @@ describe('OAuth authorization code + PKCE', () => {
       const fresh = await browser.newContext();
       const tab = await fresh.newPage();
       const before = callback.received.length;
-      await tab.goto(authorizeUrl({ scope: 'read:profile', state: 'again', code_challenge: pkce().challenge, code_challenge_method: 'S256' }));
+      await tab.goto(
+        authorizeUrl({
+          scope: 'read:profile',
+          state: 'again',
+          code_challenge: pkce().challenge,
+          code_challenge_method: 'S256',
+        }),
+      );
       assert.equal(new URL(tab.url()).pathname, '/accounts/login/');
       if (consent) {
         await logIn(tab, person.email);
@@ -173,7 +208,9 @@ describe('OAuth authorization code + PKCE', () => {
     const res = await exchange(back.searchParams.get('code')!, verifier, `${callback.url}/other`);
     assert.equal(res.status, 400);
     assert.equal(res.body.error, 'invalid_grant');
-    const unregistered = await get(authorizeUrl({ redirect_uri: `${callback.url}/other`, code_challenge: challenge, code_challenge_method: 'S256' }));
+    const unregistered = await get(
+      authorizeUrl({ redirect_uri: `${callback.url}/other`, code_challenge: challenge, code_challenge_method: 'S256' }),
+    );
     assert.equal(unregistered.status, 400);
     assert.equal(unregistered.headers.get('location'), null);
   });
@@ -204,15 +241,28 @@ describe('OAuth authorization code + PKCE', () => {
     const back = await authorize({ code_challenge: challenge, code_challenge_method: 'S256' });
     const code = back.searchParams.get('code')!;
     // Stored under its digest, without the code itself.
-    assert.equal(await t.ctx.db.kysely.selectFrom('oauth_models').select('id').where('id', '=', code).executeTakeFirst(), undefined);
-    const row = await t.ctx.db.kysely.selectFrom('oauth_models').select('payload').where('model', '=', 'AuthorizationCode').where('id', '=', storageId('AuthorizationCode', code)).executeTakeFirstOrThrow();
+    assert.equal(
+      await t.ctx.db.kysely.selectFrom('oauth_models').select('id').where('id', '=', code).executeTakeFirst(),
+      undefined,
+    );
+    const row = await t.ctx.db.kysely
+      .selectFrom('oauth_models')
+      .select('payload')
+      .where('model', '=', 'AuthorizationCode')
+      .where('id', '=', storageId('AuthorizationCode', code))
+      .executeTakeFirstOrThrow();
     assert.ok(!row.payload.includes(code));
     const payload = JSON.parse(row.payload);
     assert.equal(payload.exp - payload.iat, 60);
     // Sixty-one seconds later, as far as the code is concerned.
     payload.exp = Math.floor(Date.now() / 1000) - 1;
     payload.iat = payload.exp - 60;
-    await t.ctx.db.kysely.updateTable('oauth_models').set({ payload: JSON.stringify(payload) }).where('model', '=', 'AuthorizationCode').where('id', '=', storageId('AuthorizationCode', code)).execute();
+    await t.ctx.db.kysely
+      .updateTable('oauth_models')
+      .set({ payload: JSON.stringify(payload) })
+      .where('model', '=', 'AuthorizationCode')
+      .where('id', '=', storageId('AuthorizationCode', code))
+      .execute();
     const res = await exchange(code, verifier);
     assert.equal(res.status, 400);
     assert.equal(res.body.error, 'invalid_grant');
@@ -220,16 +270,33 @@ describe('OAuth authorization code + PKCE', () => {
 
   it('the registered scope is no ceiling (more is asked for on the consent page); admin, unknown scopes and a wider refresh are refused', async () => {
     const { verifier, challenge } = pkce();
-    const reserved = await authorize({ scope: 'read:profile admin', code_challenge: challenge, code_challenge_method: 'S256' });
+    const reserved = await authorize({
+      scope: 'read:profile admin',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
     assert.equal(reserved.searchParams.get('error'), 'invalid_scope');
-    const unknown = await authorize({ scope: 'read:profile launch:missiles', code_challenge: challenge, code_challenge_method: 'S256' });
+    const unknown = await authorize({
+      scope: 'read:profile launch:missiles',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
     assert.equal(unknown.searchParams.get('error'), 'invalid_scope');
 
     // Registered with read:profile read:teams; write:teams is asked for, consented to, and granted.
     const beyond = pkce();
-    await page.goto(authorizeUrl({ scope: 'read:profile write:teams', code_challenge: beyond.challenge, code_challenge_method: 'S256' }));
+    await page.goto(
+      authorizeUrl({
+        scope: 'read:profile write:teams',
+        code_challenge: beyond.challenge,
+        code_challenge_method: 'S256',
+      }),
+    );
     await page.waitForSelector('#approve');
-    assert.deepEqual(await page.locator('.scopes li').allTextContents(), [t.ctx.scopes.describe('read:profile'), t.ctx.scopes.describe('write:teams')]);
+    assert.deepEqual(await page.locator('.scopes li').allTextContents(), [
+      t.ctx.scopes.describe('read:profile'),
+      t.ctx.scopes.describe('write:teams'),
+    ]);
     await Promise.all([page.waitForURL((url) => url.href.startsWith(callback.url)), page.click('#approve')]);
     const granted = await exchange(callback.received.at(-1)!.searchParams.get('code')!, beyond.verifier);
     assert.equal(granted.status, 200);
@@ -239,7 +306,11 @@ describe('OAuth authorization code + PKCE', () => {
     const token = await exchange(back.searchParams.get('code')!, verifier);
     assert.equal(token.status, 200);
     assert.equal(token.body.scope, 'read:profile');
-    const wider = await postForm(`${t.base}/o/token/`, { grant_type: 'refresh_token', refresh_token: token.body.refresh_token, scope: 'read:profile read:teams' }, basic(client.client_id, client.client_secret));
+    const wider = await postForm(
+      `${t.base}/o/token/`,
+      { grant_type: 'refresh_token', refresh_token: token.body.refresh_token, scope: 'read:profile read:teams' },
+      basic(client.client_id, client.client_secret),
+    );
     assert.equal(wider.status, 400);
     assert.equal(wider.body.error, 'invalid_scope');
 
@@ -254,13 +325,21 @@ describe('OAuth authorization code + PKCE', () => {
     const { verifier, challenge } = pkce();
     const back = await authorize({ code_challenge: challenge, code_challenge_method: 'S256' });
     const token = await exchange(back.searchParams.get('code')!, verifier);
-    const res = await postForm(`${t.base}/o/introspect/`, { token: token.body.access_token }, basic(client.client_id, client.client_secret));
+    const res = await postForm(
+      `${t.base}/o/introspect/`,
+      { token: token.body.access_token },
+      basic(client.client_id, client.client_secret),
+    );
     assert.equal(res.status, 200);
     assert.equal(res.body.active, true);
     assert.equal(res.body.sub, String(user.id));
     assert.equal(res.body.scope, 'read:profile');
     assert.equal(res.body.client_id, client.client_id);
-    const wrongSecret = await postForm(`${t.base}/o/introspect/`, { token: token.body.access_token }, basic(client.client_id, 'not-the-secret'));
+    const wrongSecret = await postForm(
+      `${t.base}/o/introspect/`,
+      { token: token.body.access_token },
+      basic(client.client_id, 'not-the-secret'),
+    );
     assert.equal(wrongSecret.status, 401);
     assert.equal(wrongSecret.body.error, 'invalid_client');
   });
@@ -273,7 +352,9 @@ describe('OAuth authorization code + PKCE', () => {
       scope: 'read:profile',
     });
     const { challenge } = pkce();
-    await page.goto(`${t.base}/o/authorize/?${new URLSearchParams({ response_type: 'code', client_id: other.client_id, redirect_uri: callback.url, scope: 'read:profile', state: 'deny-1', code_challenge: challenge, code_challenge_method: 'S256' })}`);
+    await page.goto(
+      `${t.base}/o/authorize/?${new URLSearchParams({ response_type: 'code', client_id: other.client_id, redirect_uri: callback.url, scope: 'read:profile', state: 'deny-1', code_challenge: challenge, code_challenge_method: 'S256' })}`,
+    );
     await page.waitForSelector('#deny');
     assert.equal(await page.locator('.client-name').textContent(), 'Other App');
     await Promise.all([page.waitForURL((url) => url.href.startsWith(callback.url)), page.click('#deny')]);
@@ -287,18 +368,28 @@ describe('OAuth authorization code + PKCE', () => {
     const { verifier, challenge } = pkce();
     const back = await authorize({ code_challenge: challenge, code_challenge_method: 'S256' });
     const token = await exchange(back.searchParams.get('code')!, verifier);
-    assert.equal((await get(`${t.base}/api/v1/me/`, { authorization: `Bearer ${token.body.access_token}` })).status, 200);
+    assert.equal(
+      (await get(`${t.base}/api/v1/me/`, { authorization: `Bearer ${token.body.access_token}` })).status,
+      200,
+    );
     await setUserActive(t.ctx.db.kysely, user.email, false);
     const me = await get(`${t.base}/api/v1/me/`, { authorization: `Bearer ${token.body.access_token}` });
     assert.equal(me.status, 401);
-    const refresh = await postForm(`${t.base}/o/token/`, { grant_type: 'refresh_token', refresh_token: token.body.refresh_token }, basic(client.client_id, client.client_secret));
+    const refresh = await postForm(
+      `${t.base}/o/token/`,
+      { grant_type: 'refresh_token', refresh_token: token.body.refresh_token },
+      basic(client.client_id, client.client_secret),
+    );
     assert.equal(refresh.status, 400);
     assert.equal(refresh.body.error, 'invalid_grant');
     await setUserActive(t.ctx.db.kysely, user.email, true);
   });
   it('after logging out of the service, an authorization asks to log in again', async () => {
     await page.goto(`${t.base}/accounts/profile/`);
-    await Promise.all([page.waitForLoadState('load'), page.click('form[action="/accounts/logout/"] button[type=submit]')]);
+    await Promise.all([
+      page.waitForLoadState('load'),
+      page.click('form[action="/accounts/logout/"] button[type=submit]'),
+    ]);
     const before = callback.received.length;
     await page.goto(authorizeUrl({ code_challenge: pkce().challenge, code_challenge_method: 'S256' }));
     assert.equal(new URL(page.url()).pathname, '/accounts/login/');

@@ -14,7 +14,8 @@ describe('svc oauth create-client', () => {
   after(() => t?.close());
 
   const run = (...argv: string[]) => cli(t.env, ['oauth', 'create-client', ...argv]);
-  const clients = () => t.ctx.db.kysely.selectFrom('oauth_models').select(['id', 'payload']).where('model', '=', 'Client').execute();
+  const clients = () =>
+    t.ctx.db.kysely.selectFrom('oauth_models').select(['id', 'payload']).where('model', '=', 'Client').execute();
 
   it('a device-code client: the id alone, usable for device authorization', async () => {
     const result = await run('--name', 'Acme CLI', '--grant', 'device-code', '--scopes', 'read:profile read:teams');
@@ -28,13 +29,29 @@ describe('svc oauth create-client', () => {
     assert.equal(stored.token_endpoint_auth_method, 'none');
     // The registered scope is what a request without scope asks for, no ceiling (the library's `scope`).
     assert.equal(stored.svc_registered_scope, 'read:profile read:teams');
-    assert.equal(stored.scope, t.ctx.scopes.names().filter((s) => s !== 'admin').join(' '));
+    assert.equal(
+      stored.scope,
+      t.ctx.scopes
+        .names()
+        .filter((s) => s !== 'admin')
+        .join(' '),
+    );
     const res = await postForm(`${t.base}/o/device-authorization/`, { client_id: clientId, scope: 'read:profile' });
     assert.equal(res.status, 200, res.text);
   });
 
   it('a confidential authorization-code client: id, then the secret once; the secret authenticates', async () => {
-    const result = await run('--name', 'Acme Web', '--grant', 'authorization-code', '--redirect-uri', 'https://app.example/cb', '--redirect-uri', 'http://127.0.0.1:9000/cb', '--confidential');
+    const result = await run(
+      '--name',
+      'Acme Web',
+      '--grant',
+      'authorization-code',
+      '--redirect-uri',
+      'https://app.example/cb',
+      '--redirect-uri',
+      'http://127.0.0.1:9000/cb',
+      '--confidential',
+    );
     assert.equal(result.code, 0, result.stderr);
     const [clientId, secret, ...rest] = result.stdout.trimEnd().split('\n');
     assert.deepEqual(rest, []);
@@ -43,7 +60,13 @@ describe('svc oauth create-client', () => {
     assert.deepEqual(stored.redirect_uris, ['https://app.example/cb', 'http://127.0.0.1:9000/cb']);
     assert.equal(stored.token_endpoint_auth_method, 'client_secret_basic');
     assert.match(stored.client_secret, /^sha256:/);
-    assert.equal(stored.scope, t.ctx.scopes.names().filter((s) => s !== 'admin').join(' '));
+    assert.equal(
+      stored.scope,
+      t.ctx.scopes
+        .names()
+        .filter((s) => s !== 'admin')
+        .join(' '),
+    );
     const ok = await postForm(`${t.base}/o/introspect/`, { token: 'x'.repeat(43) }, basic(clientId, secret));
     assert.equal(ok.status, 200);
     assert.deepEqual(ok.body, { active: false });
@@ -60,7 +83,10 @@ describe('svc oauth create-client', () => {
       [['--name', 'x', '--grant', 'authorization-code'], /redirect_uris/],
       [['--name', 'x', '--grant', 'authorization-code', '--redirect-uri', 'http://app.example/cb'], /https/],
       [['--name', 'x', '--grant', 'device-code', '--confidential'], /--confidential is for authorization-code/],
-      [['--name', 'x', '--grant', 'device-code', '--redirect-uri', 'https://a.example/cb'], /--redirect-uri is for authorization-code/],
+      [
+        ['--name', 'x', '--grant', 'device-code', '--redirect-uri', 'https://a.example/cb'],
+        /--redirect-uri is for authorization-code/,
+      ],
       [['--name', 'x', '--grant', 'device-code', '--scopes', 'read:profile nuke:all'], /unknown scope: nuke:all/],
       [['--name', 'x', '--grant', 'device-code', '--bogus'], /unknown option/],
     ];

@@ -10,7 +10,12 @@ import { ScopeRegistry } from '../../src/http/scopes.ts';
 import { MetadataDocumentRefused, metadataDocumentFetch } from '../../src/oauth/client-metadata-documents.ts';
 import { testPki } from '../support/tls.ts';
 
-type Handler = (base: string) => { status?: number; headers?: Record<string, string>; body?: string | object; hang?: boolean };
+type Handler = (base: string) => {
+  status?: number;
+  headers?: Record<string, string>;
+  body?: string | object;
+  hang?: boolean;
+};
 
 describe('Client ID Metadata Document fetch', () => {
   let server: https.Server;
@@ -49,7 +54,10 @@ describe('Client ID Metadata Document fetch', () => {
   });
 
   it('a document becomes a public client under the registration rules; its Cache-Control is passed on', async () => {
-    routes.set('/good.json', (b) => ({ headers: { 'cache-control': 'max-age=300' }, body: document(`${b}/good.json`, { jwks_uri: 'https://x.example/jwks' }) }));
+    routes.set('/good.json', (b) => ({
+      headers: { 'cache-control': 'max-age=300' },
+      body: document(`${b}/good.json`, { jwks_uri: 'https://x.example/jwks' }),
+    }));
     const res = await allowed(`${base}/good.json`);
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('cache-control'), 'max-age=300');
@@ -63,8 +71,12 @@ describe('Client ID Metadata Document fetch', () => {
 
   it('refuses documents that break the rules, are too large, name another client, or want a secret', async () => {
     routes.set('/other.json', () => ({ body: document('https://elsewhere.example/client.json') }));
-    routes.set('/secret.json', (b) => ({ body: document(`${b}/secret.json`, { token_endpoint_auth_method: 'client_secret_basic' }) }));
-    routes.set('/bad-redirect.json', (b) => ({ body: document(`${b}/bad-redirect.json`, { redirect_uris: ['http://app.example/cb'] }) }));
+    routes.set('/secret.json', (b) => ({
+      body: document(`${b}/secret.json`, { token_endpoint_auth_method: 'client_secret_basic' }),
+    }));
+    routes.set('/bad-redirect.json', (b) => ({
+      body: document(`${b}/bad-redirect.json`, { redirect_uris: ['http://app.example/cb'] }),
+    }));
     routes.set('/big.json', (b) => ({ body: document(`${b}/big.json`, { client_name: 'x'.repeat(6000) }) }));
     routes.set('/array.json', () => ({ body: '[1,2]' }));
     for (const path of ['/other.json', '/secret.json', '/bad-redirect.json', '/big.json', '/array.json']) {

@@ -5,7 +5,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { DEVICE_GRANT, get, launchBrowser, logIn, postForm, register, screenshot, startOAuthApp, type OAuthTestApp } from './helpers.ts';
+import {
+  DEVICE_GRANT,
+  get,
+  launchBrowser,
+  logIn,
+  postForm,
+  register,
+  screenshot,
+  startOAuthApp,
+  type OAuthTestApp,
+} from './helpers.ts';
 
 describe('OAuth device flow', () => {
   let t: OAuthTestApp;
@@ -34,7 +44,8 @@ describe('OAuth device flow', () => {
     assert.equal(res.status, 200, res.text);
     return res.body;
   };
-  const poll = (deviceCode: string) => postForm(`${t.base}/o/token/`, { grant_type: DEVICE_GRANT, device_code: deviceCode, client_id: client.client_id });
+  const poll = (deviceCode: string) =>
+    postForm(`${t.base}/o/token/`, { grant_type: DEVICE_GRANT, device_code: deviceCode, client_id: client.client_id });
 
   it('registers the SPEC body as written: 201, public client, no secret', () => {
     assert.equal(typeof client.client_id, 'string');
@@ -48,7 +59,10 @@ describe('OAuth device flow', () => {
   });
 
   it('device authorization answers with the RFC 8628 fields', async () => {
-    const res = await postForm(`${t.base}/o/device-authorization/`, { client_id: client.client_id, scope: 'read:profile' });
+    const res = await postForm(`${t.base}/o/device-authorization/`, {
+      client_id: client.client_id,
+      scope: 'read:profile',
+    });
     assert.equal(res.status, 200);
     assert.match(res.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
     assert.ok(res.headers.get('x-ratelimit-limit'));
@@ -64,28 +78,55 @@ describe('OAuth device flow', () => {
   it('a request without scope asks for the scopes the client registered', async () => {
     const res = await postForm(`${t.base}/o/device-authorization/`, { client_id: client.client_id });
     assert.equal(res.status, 200);
-    const row = await t.ctx.db.kysely.selectFrom('oauth_models').select('payload').where('model', '=', 'DeviceCode').where('id', '=', res.body.device_code).executeTakeFirstOrThrow();
+    const row = await t.ctx.db.kysely
+      .selectFrom('oauth_models')
+      .select('payload')
+      .where('model', '=', 'DeviceCode')
+      .where('id', '=', res.body.device_code)
+      .executeTakeFirstOrThrow();
     assert.equal(JSON.parse(row.payload).params.scope, 'read:profile read:teams');
   });
 
   it('offline_access is accepted and dropped (refresh tokens come anyway)', async () => {
-    const res = await postForm(`${t.base}/o/device-authorization/`, { client_id: client.client_id, scope: 'offline_access read:profile' });
+    const res = await postForm(`${t.base}/o/device-authorization/`, {
+      client_id: client.client_id,
+      scope: 'offline_access read:profile',
+    });
     assert.equal(res.status, 200, res.text);
-    const row = await t.ctx.db.kysely.selectFrom('oauth_models').select('payload').where('model', '=', 'DeviceCode').where('id', '=', res.body.device_code).executeTakeFirstOrThrow();
+    const row = await t.ctx.db.kysely
+      .selectFrom('oauth_models')
+      .select('payload')
+      .where('model', '=', 'DeviceCode')
+      .where('id', '=', res.body.device_code)
+      .executeTakeFirstOrThrow();
     assert.equal(JSON.parse(row.payload).params.scope, 'read:profile');
   });
 
   it('refuses an unknown scope and the reserved admin scope; a scope beyond the registered ones is asked for', async () => {
-    const unknown = await postForm(`${t.base}/o/device-authorization/`, { client_id: client.client_id, scope: 'read:profile rule:world' });
+    const unknown = await postForm(`${t.base}/o/device-authorization/`, {
+      client_id: client.client_id,
+      scope: 'read:profile rule:world',
+    });
     assert.equal(unknown.status, 400);
     assert.equal(unknown.body.error, 'invalid_scope');
-    const reserved = await postForm(`${t.base}/o/device-authorization/`, { client_id: client.client_id, scope: 'read:profile admin' });
+    const reserved = await postForm(`${t.base}/o/device-authorization/`, {
+      client_id: client.client_id,
+      scope: 'read:profile admin',
+    });
     assert.equal(reserved.status, 400);
     assert.equal(reserved.body.error, 'invalid_scope');
     // The registered scope is no ceiling: the person sees write:teams on the confirmation page and decides.
-    const beyond = await postForm(`${t.base}/o/device-authorization/`, { client_id: client.client_id, scope: 'read:profile write:teams' });
+    const beyond = await postForm(`${t.base}/o/device-authorization/`, {
+      client_id: client.client_id,
+      scope: 'read:profile write:teams',
+    });
     assert.equal(beyond.status, 200);
-    const row = await t.ctx.db.kysely.selectFrom('oauth_models').select('payload').where('model', '=', 'DeviceCode').where('id', '=', beyond.body.device_code).executeTakeFirstOrThrow();
+    const row = await t.ctx.db.kysely
+      .selectFrom('oauth_models')
+      .select('payload')
+      .where('model', '=', 'DeviceCode')
+      .where('id', '=', beyond.body.device_code)
+      .executeTakeFirstOrThrow();
     assert.equal(JSON.parse(row.payload).params.scope, 'read:profile write:teams');
   });
 
@@ -136,7 +177,11 @@ describe('OAuth device flow', () => {
     assert.equal(me.status, 200);
     assert.equal(me.body.email, user.email);
 
-    const refreshed = await postForm(`${t.base}/o/token/`, { grant_type: 'refresh_token', refresh_token: token.body.refresh_token, client_id: client.client_id });
+    const refreshed = await postForm(`${t.base}/o/token/`, {
+      grant_type: 'refresh_token',
+      refresh_token: token.body.refresh_token,
+      client_id: client.client_id,
+    });
     assert.equal(refreshed.status, 200, refreshed.text);
     assert.notEqual(refreshed.body.refresh_token, token.body.refresh_token);
     assert.notEqual(refreshed.body.access_token, token.body.access_token);
@@ -144,13 +189,24 @@ describe('OAuth device flow', () => {
     assert.equal(meAgain.status, 200);
 
     // Reuse of the spent refresh token revokes the whole grant: the newest tokens stop working too.
-    const reuse = await postForm(`${t.base}/o/token/`, { grant_type: 'refresh_token', refresh_token: token.body.refresh_token, client_id: client.client_id });
+    const reuse = await postForm(`${t.base}/o/token/`, {
+      grant_type: 'refresh_token',
+      refresh_token: token.body.refresh_token,
+      client_id: client.client_id,
+    });
     assert.equal(reuse.status, 400);
     assert.equal(reuse.body.error, 'invalid_grant');
     const afterReuse = await get(`${t.base}/api/v1/me/`, { authorization: `Bearer ${refreshed.body.access_token}` });
     assert.equal(afterReuse.status, 401);
-    assert.match(afterReuse.headers.get('www-authenticate') ?? '', /resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource"/);
-    const newest = await postForm(`${t.base}/o/token/`, { grant_type: 'refresh_token', refresh_token: refreshed.body.refresh_token, client_id: client.client_id });
+    assert.match(
+      afterReuse.headers.get('www-authenticate') ?? '',
+      /resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource"/,
+    );
+    const newest = await postForm(`${t.base}/o/token/`, {
+      grant_type: 'refresh_token',
+      refresh_token: refreshed.body.refresh_token,
+      client_id: client.client_id,
+    });
     assert.equal(newest.status, 400);
     assert.equal(newest.body.error, 'invalid_grant');
 
@@ -168,12 +224,20 @@ describe('OAuth device flow', () => {
     await Promise.all([page.waitForURL(/\/o\/device\/[A-Za-z0-9_-]+$/), page.click('#approve')]);
     const tokens = await poll(second.device_code);
     assert.equal(tokens.status, 200, tokens.text);
-    const revoked = await postForm(`${t.base}/o/revoke/`, { token: tokens.body.access_token, token_type_hint: 'access_token', client_id: client.client_id });
+    const revoked = await postForm(`${t.base}/o/revoke/`, {
+      token: tokens.body.access_token,
+      token_type_hint: 'access_token',
+      client_id: client.client_id,
+    });
     assert.equal(revoked.status, 200);
     assert.match(revoked.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
     const afterRevoke = await get(`${t.base}/api/v1/me/`, { authorization: `Bearer ${tokens.body.access_token}` });
     assert.equal(afterRevoke.status, 401);
-    const refreshAfterRevoke = await postForm(`${t.base}/o/token/`, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, client_id: client.client_id });
+    const refreshAfterRevoke = await postForm(`${t.base}/o/token/`, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.body.refresh_token,
+      client_id: client.client_id,
+    });
     assert.equal(refreshAfterRevoke.body.error, 'invalid_grant');
     await context.close();
   });
@@ -204,11 +268,18 @@ describe('OAuth device flow', () => {
       await Promise.all([page.waitForLoadState('load'), page.click('#continue')]);
       assert.match((await page.locator('.error').textContent()) ?? '', /not valid/, `attempt ${i + 1}`);
     }
-    const failures = await t.ctx.db.kysely.selectFrom('oauth_user_code_failures').selectAll().where('user_id', '=', user.id).execute();
+    const failures = await t.ctx.db.kysely
+      .selectFrom('oauth_user_code_failures')
+      .selectAll()
+      .where('user_id', '=', user.id)
+      .execute();
     assert.equal(failures.length, 10);
     // The eleventh attempt, even with the right code, is refused.
     await page.fill('#user_code', started.user_code);
-    const [response] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST'), page.click('#continue')]);
+    const [response] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'POST'),
+      page.click('#continue'),
+    ]);
     assert.equal(response.status(), 429);
     assert.match((await page.locator('main').textContent()) ?? '', /Too many wrong codes/);
     await screenshot(page, 'device-5-locked');

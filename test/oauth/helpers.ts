@@ -15,7 +15,6 @@ export interface OAuthTestApp extends TestApp {
   base: string;
 }
 
-
 /** The app on 127.0.0.1:<port> with BASE_URL = that address (the issuer must be reachable). */
 export async function startOAuthApp(env: Record<string, string> = {}): Promise<OAuthTestApp> {
   for (let attempt = 0; ; attempt++) {
@@ -50,19 +49,39 @@ async function answer(res: Response): Promise<Answer> {
   return { status: res.status, headers: res.headers, body, text };
 }
 
-export async function postForm(url: string, form: Record<string, string>, headers: Record<string, string> = {}): Promise<Answer> {
-  return answer(await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(form).toString(), redirect: 'manual' }));
+export async function postForm(
+  url: string,
+  form: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
+  return answer(
+    await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: new URLSearchParams(form).toString(),
+      redirect: 'manual',
+    }),
+  );
 }
 
 export async function postJson(url: string, json: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  return answer(await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof json === 'string' ? json : JSON.stringify(json), redirect: 'manual' }));
+  return answer(
+    await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: typeof json === 'string' ? json : JSON.stringify(json),
+      redirect: 'manual',
+    }),
+  );
 }
 
 export async function get(url: string, headers: Record<string, string> = {}): Promise<Answer> {
   return answer(await fetch(url, { headers, redirect: 'manual' }));
 }
 
-export const basic = (id: string, secret: string) => ({ authorization: `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}` });
+export const basic = (id: string, secret: string) => ({
+  authorization: `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`,
+});
 
 export function pkce() {
   const verifier = randomBytes(32).toString('base64url');
@@ -105,9 +124,15 @@ export async function callbackServer(): Promise<Callback> {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (url.pathname === '/callback') received.push(url);
-    res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>client</title><p>back at the client</p>');
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end('<!doctype html><title>client</title><p>back at the client</p>');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
-  return { url: `http://127.0.0.1:${port}/callback`, received, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${port}/callback`,
+    received,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }

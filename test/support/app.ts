@@ -24,7 +24,9 @@ export interface TestApp {
   inject: TypedApp['inject'];
   /** Listens on 127.0.0.1 on a free port and returns the base URL. */
   listen(): Promise<string>;
-  user(options?: Partial<{ email: string; verified: boolean; staff: boolean; firstName: string }>): Promise<{ id: number; email: string }>;
+  user(
+    options?: Partial<{ email: string; verified: boolean; staff: boolean; firstName: string }>,
+  ): Promise<{ id: number; email: string }>;
   token(userId: number, scopes?: string[], expiresAt?: string | null): Promise<string>;
   team(ownerId: number, name?: string): Promise<{ id: string; slug: string }>;
   member(teamId: string, userId: number, role: Role): Promise<void>;

@@ -27,7 +27,10 @@ export type Operation = {
   requestBody?: { content: Record<string, { schema: Schema }> };
   security?: Record<string, string[]>[];
 };
-export type Document = { paths: Record<string, Record<string, Operation>>; components: { schemas?: Record<string, Schema> } };
+export type Document = {
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas?: Record<string, Schema> };
+};
 
 /** The JSON types a schema accepts (an "integer" schema accepts only the integral numbers). */
 export function acceptedTypes(schema: Schema, doc: Document): Set<string> {
@@ -68,7 +71,12 @@ export function validValue(schema: Schema, doc: Document, where: string): unknow
   const type = [schema.type ?? 'object'].flat().find((name) => name !== 'null');
   switch (type) {
     case 'string': {
-      const formats: Record<string, string> = { email: 'a@example.com', uuid: '00000000-0000-4000-8000-000000000000', 'date-time': '2030-01-01T00:00:00Z', uri: 'https://example.com/' };
+      const formats: Record<string, string> = {
+        email: 'a@example.com',
+        uuid: '00000000-0000-4000-8000-000000000000',
+        'date-time': '2030-01-01T00:00:00Z',
+        uri: 'https://example.com/',
+      };
       const value = (schema.format && formats[schema.format]) ?? 'x'.repeat(Math.max(1, schema.minLength ?? 1));
       // A pattern cannot be satisfied generically: such a field needs an `example` in its schema.
       if (schema.pattern) assert.match(value, new RegExp(schema.pattern), `${where}: give the schema an example`);
@@ -80,10 +88,13 @@ export function validValue(schema: Schema, doc: Document, where: string): unknow
     case 'boolean':
       return true;
     case 'array':
-      return Array.from({ length: Math.max(1, schema.minItems ?? 1) }, () => validValue(schema.items ?? {}, doc, `${where}[]`));
+      return Array.from({ length: Math.max(1, schema.minItems ?? 1) }, () =>
+        validValue(schema.items ?? {}, doc, `${where}[]`),
+      );
     default: {
       const value: Record<string, unknown> = {};
-      for (const name of schema.required ?? []) value[name] = validValue(schema.properties![name], doc, `${where}.${name}`);
+      for (const name of schema.required ?? [])
+        value[name] = validValue(schema.properties![name], doc, `${where}.${name}`);
       return value;
     }
   }
@@ -91,5 +102,7 @@ export function validValue(schema: Schema, doc: Document, where: string): unknow
 
 /** Every operation of the document, with its path and method. */
 export function operationsOf(doc: Document): { path: string; method: string; operation: Operation }[] {
-  return Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => ({ path, method, operation })));
+  return Object.entries(doc.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, operation]) => ({ path, method, operation })),
+  );
 }

@@ -39,7 +39,12 @@ export function captureStatements(db: Db) {
   if (pool && poolQuery) {
     pool.query = function (this: pg.Pool, ...args: unknown[]) {
       const [first, values] = args as [string | { text: string; values?: unknown[] }, unknown[] | undefined];
-      if (on) recording.push(typeof first === 'string' ? { sql: first, parameters: values ?? [] } : { sql: first.text, parameters: first.values ?? [] });
+      if (on)
+        recording.push(
+          typeof first === 'string'
+            ? { sql: first, parameters: values ?? [] }
+            : { sql: first.text, parameters: first.values ?? [] },
+        );
       return (poolQuery as (...a: unknown[]) => unknown).apply(this, args);
     } as typeof pool.query;
   }
@@ -61,7 +66,8 @@ export function captureStatements(db: Db) {
   };
 }
 
-const SKIP = /^\s*(begin|commit|rollback|savepoint|release|pragma|set |select set_config\('synchronous_commit'|listen|unlisten|select pg_notify|select 1\s*$)/i;
+const SKIP =
+  /^\s*(begin|commit|rollback|savepoint|release|pragma|set |select set_config\('synchronous_commit'|listen|unlisten|select pg_notify|select 1\s*$)/i;
 
 /**
  * One entry per distinct statement text, EXPLAINed with the parameters of its first run.
@@ -70,11 +76,18 @@ const SKIP = /^\s*(begin|commit|rollback|savepoint|release|pragma|set |select se
  * a few rows the planner rightly prefers to read the table). SQLite's planner reads no statistics
  * the service would have gathered: its plans are the same on any number of rows.
  */
-export async function explainAll(db: Db, statements: readonly Statement[], options: { preferIndexes?: boolean } = {}): Promise<Plan[]> {
+export async function explainAll(
+  db: Db,
+  statements: readonly Statement[],
+  options: { preferIndexes?: boolean } = {},
+): Promise<Plan[]> {
   const seen = new Map<string, Plan>();
   for (const statement of statements) {
     if (SKIP.test(statement.sql) || seen.has(statement.sql)) continue;
-    const plan = db.dialect === 'postgres' ? await explainPostgres(db, statement, options.preferIndexes ?? false) : await explainSqlite(db.kysely, statement);
+    const plan =
+      db.dialect === 'postgres'
+        ? await explainPostgres(db, statement, options.preferIndexes ?? false)
+        : await explainSqlite(db.kysely, statement);
     seen.set(statement.sql, { sql: squeeze(statement.sql), plan, flags: flagsOf(db.dialect, plan) });
   }
   return [...seen.values()];
@@ -102,7 +115,10 @@ async function explainPostgres(db: Db, statement: Statement, preferIndexes: bool
   const client = await db.pool!.connect();
   try {
     await client.query('begin');
-    if (preferIndexes) await client.query('set local enable_seqscan = off; set local enable_bitmapscan = off; set local enable_sort = off');
+    if (preferIndexes)
+      await client.query(
+        'set local enable_seqscan = off; set local enable_bitmapscan = off; set local enable_sort = off',
+      );
     let text = statement.sql;
     const split = /^\s*(select set_config\([^;]*);([\s\S]*)$/i.exec(text);
     if (split) {

@@ -53,7 +53,12 @@ export async function startReceiver(host = '127.0.0.1', path = '/hook'): Promise
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const entry: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now(), path: req.url ?? '' };
+      const entry: Received = {
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        at: Date.now(),
+        path: req.url ?? '',
+      };
       res.on('finish', () => (entry.answeredAt = Date.now()));
       res.on('close', () => {
         if (!res.writableFinished) entry.hungUpAt = Date.now();
@@ -91,7 +96,10 @@ export async function startReceiver(host = '127.0.0.1', path = '/hook'): Promise
       if (invalid.length > 0) return Promise.reject(invalidEvents(invalid));
       if (received.length >= count) return Promise.resolve(received);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`receiver got ${received.length} of ${count} requests in ${timeoutMs} ms`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`receiver got ${received.length} of ${count} requests in ${timeoutMs} ms`)),
+          timeoutMs,
+        );
         waiters.push({
           count,
           resolve: () => {
@@ -112,4 +120,7 @@ export async function startReceiver(host = '127.0.0.1', path = '/hook'): Promise
   return receiver;
 }
 
-const invalidEvents = (problems: string[]) => new Error(`the receiver got ${problems.length} request(s) that are not a valid event of the published catalog:\n${problems.join('\n')}`);
+const invalidEvents = (problems: string[]) =>
+  new Error(
+    `the receiver got ${problems.length} request(s) that are not a valid event of the published catalog:\n${problems.join('\n')}`,
+  );

@@ -17,7 +17,10 @@ export interface TestPki {
 const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 
 function pem(label: string, der: ArrayBuffer): string {
-  const b64 = Buffer.from(der).toString('base64').replace(/(.{64})/g, '$1\n').trim();
+  const b64 = Buffer.from(der)
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n')
+    .trim();
   return `-----BEGIN ${label}-----\n${b64}\n-----END ${label}-----\n`;
 }
 

@@ -16,7 +16,10 @@ describe('svc team commands and events', () => {
   async function svc(...argv: string[]) {
     let stdout = '';
     let stderr = '';
-    const code = await runCli(argv, t.env, { out: (text) => (stdout += text + '\n'), err: (text) => (stderr += text + '\n') });
+    const code = await runCli(argv, t.env, {
+      out: (text) => (stdout += text + '\n'),
+      err: (text) => (stderr += text + '\n'),
+    });
     return { code, stdout, stderr };
   }
 
@@ -28,7 +31,16 @@ describe('svc team commands and events', () => {
     const teamId = created.stdout.trim();
     assert.deepEqual(await events(t), []);
 
-    const added = await svc('team', 'add-member', '--team', 'cli-team', '--email', 'JOINER@example.org', '--role', 'admin');
+    const added = await svc(
+      'team',
+      'add-member',
+      '--team',
+      'cli-team',
+      '--email',
+      'JOINER@example.org',
+      '--role',
+      'admin',
+    );
     assert.equal(added.code, 0, added.stderr);
     const emitted = await events(t);
     assert.equal(emitted.length, 1);

@@ -47,7 +47,10 @@ export async function events(t: TestApp, type?: string) {
   return (await query.execute()).map((row) => ({ ...row, data: JSON.parse(row.data) }));
 }
 
-export async function count(t: TestApp, table: 'invitations' | 'mail_outbox' | 'events' | 'memberships'): Promise<number> {
+export async function count(
+  t: TestApp,
+  table: 'invitations' | 'mail_outbox' | 'events' | 'memberships',
+): Promise<number> {
   const row = await t.ctx.db.kysely
     .selectFrom(table)
     .select((eb) => eb.fn.countAll<number>().as('n'))

@@ -24,8 +24,17 @@ describe('invitation page in Chromium', () => {
   });
 
   /** Invites `email` and returns the link from the e-mail, pointed at the listening server. */
-  async function invitationLink(teamId: string, email: string, role = 'member'): Promise<{ link: string; token: string; id: string }> {
-    const res = await t.inject({ method: 'POST', url: `/api/v1/teams/${teamId}/invitations/`, headers: as(cast.owner), payload: { email, role } });
+  async function invitationLink(
+    teamId: string,
+    email: string,
+    role = 'member',
+  ): Promise<{ link: string; token: string; id: string }> {
+    const res = await t.inject({
+      method: 'POST',
+      url: `/api/v1/teams/${teamId}/invitations/`,
+      headers: as(cast.owner),
+      payload: { email, role },
+    });
     assert.equal(res.statusCode, 201, res.body);
     const token = await tokenFromMail(t, email);
     return { link: `${base}/invitations/${token}/`, token, id: res.json().id };
@@ -52,7 +61,7 @@ describe('invitation page in Chromium', () => {
     const { link } = await invitationLink(teamId, hana.email, 'admin');
     await withPage(async (page) => {
       await page.goto(link);
-      assert.match(await page.textContent('main') ?? '', /invited hana@example\.org to join as an admin/);
+      assert.match((await page.textContent('main')) ?? '', /invited hana@example\.org to join as an admin/);
       assert.equal(await page.locator('#signup').count(), 0, 'no sign-up form: the address has an account');
       await Promise.all([page.waitForNavigation(), page.click('#login')]);
       assert.match(page.url(), /\/accounts\/login\/\?next=%2Finvitations%2F/);
@@ -61,16 +70,19 @@ describe('invitation page in Chromium', () => {
       assert.equal(await roleOf(t, teamId, hana.id), undefined, 'nothing happens before the click');
       const [response] = await Promise.all([page.waitForNavigation(), page.click('#accept')]);
       assert.equal(response?.status(), 200);
-      assert.match(await page.textContent('main') ?? '', /You are now an admin of/);
+      assert.match((await page.textContent('main')) ?? '', /You are now an admin of/);
     });
     assert.equal(await roleOf(t, teamId, hana.id), 'admin');
     const added = (await events(t, 'team.member.added')).filter((e) => e.team_id === teamId);
-    assert.deepEqual(added.map((e) => e.data), [{ user_id: hana.id, email: 'hana@example.org', role: 'admin' }]);
+    assert.deepEqual(
+      added.map((e) => e.data),
+      [{ user_id: hana.id, email: 'hana@example.org', role: 'admin' }],
+    );
     // The link is single-use: opening it again shows a 410 page.
     await withPage(async (page) => {
       const response = await page.goto(link);
       assert.equal(response?.status(), 410);
-      assert.match(await page.textContent('main') ?? '', /already been used/);
+      assert.match((await page.textContent('main')) ?? '', /already been used/);
     });
   });
 
@@ -83,9 +95,13 @@ describe('invitation page in Chromium', () => {
       await Promise.all([page.waitForNavigation(), page.click('#signup')]);
       assert.equal(page.url(), link);
       await Promise.all([page.waitForNavigation(), page.click('#accept')]);
-      assert.match(await page.textContent('main') ?? '', /You are now a member of/);
+      assert.match((await page.textContent('main')) ?? '', /You are now a member of/);
     });
-    const ivan = await t.ctx.db.kysely.selectFrom('users').selectAll().where('email', '=', 'ivan@example.org').executeTakeFirstOrThrow();
+    const ivan = await t.ctx.db.kysely
+      .selectFrom('users')
+      .selectAll()
+      .where('email', '=', 'ivan@example.org')
+      .executeTakeFirstOrThrow();
     assert.ok(ivan.email_verified_at, 'the invitation link proved the address');
     assert.equal(await roleOf(t, teamId, ivan.id), 'member');
   });
@@ -98,7 +114,7 @@ describe('invitation page in Chromium', () => {
       await page.goto(`${base}/accounts/login/`);
       await logIn(page, cast.outsider.email);
       await page.goto(link);
-      assert.match(await page.textContent('main') ?? '', /this invitation is for jun@example\.org/);
+      assert.match((await page.textContent('main')) ?? '', /this invitation is for jun@example\.org/);
       assert.equal(await page.locator('#accept').count(), 0);
       await Promise.all([page.waitForNavigation(), page.click('#switch')]);
       await logIn(page, jun.email);
@@ -113,15 +129,19 @@ describe('invitation page in Chromium', () => {
     const teamId = await castTeam(t, cast);
     const kim = await t.user({ email: 'kim@example.org' });
     const { link, id } = await invitationLink(teamId, kim.email);
-    const revoked = await t.inject({ method: 'DELETE', url: `/api/v1/teams/${teamId}/invitations/${id}/`, headers: as(cast.owner) });
+    const revoked = await t.inject({
+      method: 'DELETE',
+      url: `/api/v1/teams/${teamId}/invitations/${id}/`,
+      headers: as(cast.owner),
+    });
     assert.equal(revoked.statusCode, 204);
     await withPage(async (page) => {
       const response = await page.goto(link);
       assert.equal(response?.status(), 410);
-      assert.match(await page.textContent('main') ?? '', /revoked/);
+      assert.match((await page.textContent('main')) ?? '', /revoked/);
       const garbage = await page.goto(`${base}/invitations/not-a-token/`);
       assert.equal(garbage?.status(), 404);
-      assert.match(await page.textContent('main') ?? '', /not valid/);
+      assert.match((await page.textContent('main')) ?? '', /not valid/);
     });
     assert.equal(await roleOf(t, teamId, kim.id), undefined);
   });

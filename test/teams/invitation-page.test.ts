@@ -16,7 +16,12 @@ describe('invitation accept page and concurrency', () => {
   after(() => t.close());
 
   async function inviteToken(teamId: string, email: string) {
-    const res = await t.inject({ method: 'POST', url: `/api/v1/teams/${teamId}/invitations/`, headers: as(cast.owner), payload: { email, role: 'member' } });
+    const res = await t.inject({
+      method: 'POST',
+      url: `/api/v1/teams/${teamId}/invitations/`,
+      headers: as(cast.owner),
+      payload: { email, role: 'member' },
+    });
     assert.equal(res.statusCode, 201);
     return tokenFromMail(t, email);
   }
@@ -68,7 +73,11 @@ describe('invitation accept page and concurrency', () => {
     await browser.get(`/invitations/${token}/`);
     const res = await browser.post(`/invitations/${token}/signup/`, { password: 'short' });
     assert.equal(res.statusCode, 400);
-    const user = await t.ctx.db.kysely.selectFrom('users').select('id').where('email', '=', 'nora@example.org').executeTakeFirst();
+    const user = await t.ctx.db.kysely
+      .selectFrom('users')
+      .select('id')
+      .where('email', '=', 'nora@example.org')
+      .executeTakeFirst();
     assert.equal(user, undefined);
   });
 
@@ -78,7 +87,14 @@ describe('invitation accept page and concurrency', () => {
     const tokens = await Promise.all([1, 2, 3, 4].map(() => t.token(olga.id, ['write:teams'])));
     const token = await inviteToken(teamId, olga.email);
     const results = await Promise.all(
-      tokens.map((credential) => t.inject({ method: 'POST', url: '/api/v1/invitations/accept/', headers: bearer(credential), payload: { token } })),
+      tokens.map((credential) =>
+        t.inject({
+          method: 'POST',
+          url: '/api/v1/invitations/accept/',
+          headers: bearer(credential),
+          payload: { token },
+        }),
+      ),
     );
     const statuses = results.map((r) => r.statusCode).sort();
     assert.equal(statuses.filter((s) => s === 200).length, 1, String(statuses));

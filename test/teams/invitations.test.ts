@@ -18,11 +18,19 @@ describe('invitations', () => {
   after(() => t.close());
 
   const invite = (teamId: string, payload: object, actor = cast.owner, headers: Record<string, string> = {}) =>
-    t.inject({ method: 'POST', url: `/api/v1/teams/${teamId}/invitations/`, headers: { ...as(actor), ...headers }, payload });
+    t.inject({
+      method: 'POST',
+      url: `/api/v1/teams/${teamId}/invitations/`,
+      headers: { ...as(actor), ...headers },
+      payload,
+    });
   const accept = (token: string, userToken: string) =>
     t.inject({ method: 'POST', url: '/api/v1/invitations/accept/', headers: bearer(userToken), payload: { token } });
   async function invitee(options: { verified?: boolean; email?: string } = {}) {
-    const user = await t.user({ email: options.email ?? `Invitee${++seq}@Example.org`, verified: options.verified ?? true });
+    const user = await t.user({
+      email: options.email ?? `Invitee${++seq}@Example.org`,
+      verified: options.verified ?? true,
+    });
     return { ...user, token: await t.token(user.id, ['write:teams', 'read:teams']) };
   }
 
@@ -30,10 +38,22 @@ describe('invitations', () => {
     const teamId = await castTeam(t, cast);
     const bob = await invitee();
     const before = Date.now();
-    const res = await invite(teamId, { email: `  ${bob.email.toUpperCase()} `, role: 'admin', message: 'Welcome aboard!\nSee you soon.' });
+    const res = await invite(teamId, {
+      email: `  ${bob.email.toUpperCase()} `,
+      role: 'admin',
+      message: 'Welcome aboard!\nSee you soon.',
+    });
     assert.equal(res.statusCode, 201);
     const invitation = res.json();
-    assert.deepEqual(Object.keys(invitation), ['id', 'email', 'role', 'status', 'invited_by', 'created_at', 'expires_at']);
+    assert.deepEqual(Object.keys(invitation), [
+      'id',
+      'email',
+      'role',
+      'status',
+      'invited_by',
+      'created_at',
+      'expires_at',
+    ]);
     assert.equal(invitation.email, bob.email, 'normalised: trimmed and lower-cased');
     assert.equal(invitation.role, 'admin');
     assert.equal(invitation.status, 'pending');
@@ -42,7 +62,9 @@ describe('invitations', () => {
     assert.equal(ttl, 7 * 24 * 3600 * 1000, 'seven days by default');
     assert.ok(Date.parse(invitation.created_at) >= before - 1000);
 
-    const [created] = (await events(t, 'team.invitation.created')).filter((e) => e.data.invitation_id === invitation.id);
+    const [created] = (await events(t, 'team.invitation.created')).filter(
+      (e) => e.data.invitation_id === invitation.id,
+    );
     assert.match(created.id, /^evt_[0-9a-f-]{36}$/);
     assert.equal(created.team_id, teamId);
     assert.equal(created.api_version, 'v1');
@@ -59,7 +81,11 @@ describe('invitations', () => {
     assert.match(mail.headers.get('subject') ?? '', /invited you to join/);
     assert.match(mail.text, /> Welcome aboard!\n> See you soon\./);
     // Only the token's hash is stored.
-    const stored = await t.ctx.db.kysely.selectFrom('invitations').select('token_hash').where('id', '=', invitation.id).executeTakeFirstOrThrow();
+    const stored = await t.ctx.db.kysely
+      .selectFrom('invitations')
+      .select('token_hash')
+      .where('id', '=', invitation.id)
+      .executeTakeFirstOrThrow();
     assert.notEqual(stored.token_hash, token);
     assert.equal(stored.token_hash.length, 64);
 
@@ -103,8 +129,13 @@ describe('invitations', () => {
 
   it('concurrent invitations to one address leave exactly one pending invitation', async () => {
     const teamId = await castTeam(t, cast);
-    const results = await Promise.all([1, 2, 3].map(() => invite(teamId, { email: 'race@example.org', role: 'member' })));
-    assert.deepEqual(results.map((r) => r.statusCode), [201, 201, 201]);
+    const results = await Promise.all(
+      [1, 2, 3].map(() => invite(teamId, { email: 'race@example.org', role: 'member' })),
+    );
+    assert.deepEqual(
+      results.map((r) => r.statusCode),
+      [201, 201, 201],
+    );
     const pending = await t.ctx.db.kysely
       .selectFrom('invitations')
       .select('id')
@@ -119,18 +150,30 @@ describe('invitations', () => {
     const dave = await invitee();
     const created = await invite(teamId, { email: dave.email, role: 'member' }, cast.admin);
     const token = await tokenFromMail(t, dave.email);
-    const revoked = await t.inject({ method: 'DELETE', url: `/api/v1/teams/${teamId}/invitations/${created.json().id}/`, headers: as(cast.admin) });
+    const revoked = await t.inject({
+      method: 'DELETE',
+      url: `/api/v1/teams/${teamId}/invitations/${created.json().id}/`,
+      headers: as(cast.admin),
+    });
     assert.equal(revoked.statusCode, 204);
     const res = await accept(token, dave.token);
     assert.equal(res.statusCode, 410);
     assert.equal(res.json().detail, 'This invitation was revoked by the team.');
     assert.equal(await roleOf(t, teamId, dave.id), undefined);
-    const twice = await t.inject({ method: 'DELETE', url: `/api/v1/teams/${teamId}/invitations/${created.json().id}/`, headers: as(cast.admin) });
+    const twice = await t.inject({
+      method: 'DELETE',
+      url: `/api/v1/teams/${teamId}/invitations/${created.json().id}/`,
+      headers: as(cast.admin),
+    });
     assert.equal(twice.statusCode, 404);
     // Another team's invitation id is a 404 too, and stays pending.
     const otherTeam = await castTeam(t, cast);
     const other = await invite(otherTeam, { email: 'other@example.org', role: 'member' });
-    const cross = await t.inject({ method: 'DELETE', url: `/api/v1/teams/${teamId}/invitations/${other.json().id}/`, headers: as(cast.owner) });
+    const cross = await t.inject({
+      method: 'DELETE',
+      url: `/api/v1/teams/${teamId}/invitations/${other.json().id}/`,
+      headers: as(cast.owner),
+    });
     assert.equal(cross.statusCode, 404);
     const list = await t.inject({ url: `/api/v1/teams/${otherTeam}/invitations/`, headers: as(cast.owner) });
     assert.equal(list.json().count, 1);
@@ -158,7 +201,11 @@ describe('invitations', () => {
     const unauthenticated = await t.inject({ method: 'POST', url: '/api/v1/invitations/accept/', payload: { token } });
     assert.equal(unauthenticated.statusCode, 401);
     // Still pending: the right person can still accept once verified.
-    await t.ctx.db.kysely.updateTable('users').set({ email_verified_at: new Date().toISOString() }).where('id', '=', erin.id).execute();
+    await t.ctx.db.kysely
+      .updateTable('users')
+      .set({ email_verified_at: new Date().toISOString() })
+      .where('id', '=', erin.id)
+      .execute();
     assert.equal((await accept(token, erin.token)).statusCode, 200);
   });
 
@@ -171,7 +218,10 @@ describe('invitations', () => {
     assert.equal(member.json().detail, `${cast.member.email} is already a member of this team.`);
     const owner = await invite(teamId, { email: 'x@example.org', role: 'owner' });
     assert.equal(owner.statusCode, 400);
-    assert.deepEqual(owner.json().errors.map((e: { field: string }) => e.field), ['role']);
+    assert.deepEqual(
+      owner.json().errors.map((e: { field: string }) => e.field),
+      ['role'],
+    );
     assert.match(owner.json().errors[0].message, /owner role cannot be given by invitation/);
     for (const [payload, field] of [
       [{ email: 'not-an-address', role: 'member' }, 'email'],
@@ -203,7 +253,10 @@ describe('invitations', () => {
     assert.deepEqual(replay.json(), first.json());
     assert.deepEqual(await state(), after, 'no second invitation, e-mail or event');
     await sendQueuedMail(t.ctx);
-    assert.equal(readMailbox(t.env.SERVICE_DATA_DIR).filter((m) => m.headers.get('to')?.includes('idem@example.org')).length, 1);
+    assert.equal(
+      readMailbox(t.env.SERVICE_DATA_DIR).filter((m) => m.headers.get('to')?.includes('idem@example.org')).length,
+      1,
+    );
     // The same key with another body is 409 and writes nothing.
     const other = await invite(teamId, { ...payload, role: 'admin' }, cast.owner, key);
     assert.equal(other.statusCode, 409);
@@ -234,7 +287,12 @@ describe('invitations', () => {
       assert.equal(Date.parse(created.json().expires_at) - Date.parse(created.json().created_at), 1000);
       const token = await tokenFromMail(short, frank.email);
       await new Promise((resolve) => setTimeout(resolve, 1100));
-      const res = await short.inject({ method: 'POST', url: '/api/v1/invitations/accept/', headers: bearer(frankToken), payload: { token } });
+      const res = await short.inject({
+        method: 'POST',
+        url: '/api/v1/invitations/accept/',
+        headers: bearer(frankToken),
+        payload: { token },
+      });
       assert.equal(res.statusCode, 410);
       assert.equal(res.json().detail, 'This invitation has expired; ask the team for a new one.');
       assert.equal(await roleOf(short, team.id, frank.id), undefined);
@@ -252,10 +310,20 @@ describe('invitations', () => {
       const ownerToken = await quiet.token(owner.id, []);
       const team = await quiet.team(owner.id);
       const gina = await quiet.user({ email: 'gina@example.org' });
-      const res = await quiet.inject({ method: 'POST', url: `/api/v1/teams/${team.id}/invitations/`, headers: bearer(ownerToken), payload: { email: gina.email, role: 'member' } });
+      const res = await quiet.inject({
+        method: 'POST',
+        url: `/api/v1/teams/${team.id}/invitations/`,
+        headers: bearer(ownerToken),
+        payload: { email: gina.email, role: 'member' },
+      });
       assert.equal(res.statusCode, 201);
       const token = await tokenFromMail(quiet, gina.email);
-      const accepted = await quiet.inject({ method: 'POST', url: '/api/v1/invitations/accept/', headers: bearer(await quiet.token(gina.id, [])), payload: { token } });
+      const accepted = await quiet.inject({
+        method: 'POST',
+        url: '/api/v1/invitations/accept/',
+        headers: bearer(await quiet.token(gina.id, [])),
+        payload: { token },
+      });
       assert.equal(accepted.statusCode, 200);
       assert.equal(await count(quiet, 'events'), 0);
     } finally {

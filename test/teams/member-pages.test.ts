@@ -28,14 +28,33 @@ describe('member list pagination', () => {
     for (let i = 0; i < MEMBERS - 1; i++) {
       const user = await db
         .insertInto('users')
-        .values({ email: `member-${i}-${process.pid}@example.com`, password_hash: 'x', first_name: '', last_name: '', display_name: '', is_active: 1, is_staff: 0, created_at: joined(0), updated_at: joined(0) })
+        .values({
+          email: `member-${i}-${process.pid}@example.com`,
+          password_hash: 'x',
+          first_name: '',
+          last_name: '',
+          display_name: '',
+          is_active: 1,
+          is_staff: 0,
+          created_at: joined(0),
+          updated_at: joined(0),
+        })
         .returning('id')
         .executeTakeFirstOrThrow();
       // Two members per second: ties on joined_at are broken by the user id.
-      await db.insertInto('memberships').values({ team_id: team.id, user_id: user.id, role: 'member', joined_at: joined(i) }).execute();
+      await db
+        .insertInto('memberships')
+        .values({ team_id: team.id, user_id: user.id, role: 'member', joined_at: joined(i) })
+        .execute();
     }
-    const rows = await db.selectFrom('memberships').select(['user_id', 'joined_at']).where('team_id', '=', team.id).execute();
-    order = rows.sort((a, b) => (a.joined_at < b.joined_at ? -1 : a.joined_at > b.joined_at ? 1 : a.user_id - b.user_id)).map((row) => row.user_id);
+    const rows = await db
+      .selectFrom('memberships')
+      .select(['user_id', 'joined_at'])
+      .where('team_id', '=', team.id)
+      .execute();
+    order = rows
+      .sort((a, b) => (a.joined_at < b.joined_at ? -1 : a.joined_at > b.joined_at ? 1 : a.user_id - b.user_id))
+      .map((row) => row.user_id);
   });
   after(() => t.close());
 
@@ -59,8 +78,14 @@ describe('member list pagination', () => {
     const deep = await get(`?page=${PAGE_NUMBER_MAX_DEPTH + 1}`);
     assert.equal(deep.statusCode, 400, deep.body);
     assert.equal(deep.headers['content-type'], 'application/problem+json; charset=utf-8');
-    assert.match(deep.json().detail, new RegExp(`stops at page ${PAGE_NUMBER_MAX_DEPTH}.*cursor pagination.*page_size`));
-    assert.deepEqual(deep.json().errors.map((e: { field: string }) => e.field), ['page']);
+    assert.match(
+      deep.json().detail,
+      new RegExp(`stops at page ${PAGE_NUMBER_MAX_DEPTH}.*cursor pagination.*page_size`),
+    );
+    assert.deepEqual(
+      deep.json().errors.map((e: { field: string }) => e.field),
+      ['page'],
+    );
     const past = await get(`?page=${PAGE_NUMBER_MAX_DEPTH}`);
     assert.equal(past.statusCode, 404, 'within the bound, a page past the end is the usual 404');
     assert.equal(past.json().detail, 'Invalid page.');
@@ -83,15 +108,24 @@ describe('member list pagination', () => {
     assert.equal(links.length, 4, '40 + 40 + 40 + 1');
     const last = (await get(path(links[3]).slice(url.length))).json();
     const back = await get(path(last.previous).slice(url.length));
-    assert.deepEqual(back.json().results.map((member: { id: number }) => member.id), ids.slice(80, 120));
+    assert.deepEqual(
+      back.json().results.map((member: { id: number }) => member.id),
+      ids.slice(80, 120),
+    );
   });
 
   it('page with page_size or cursor is a 400; so is a cursor the service did not make', async () => {
     const both = await get('?page=2&page_size=10');
     assert.equal(both.statusCode, 400);
-    assert.deepEqual(both.json().errors.map((e: { field: string }) => e.field), ['page']);
+    assert.deepEqual(
+      both.json().errors.map((e: { field: string }) => e.field),
+      ['page'],
+    );
     const logs = await get('?cursor=WyJuIiwiMjAzMC0wMS0wMVQwMDowMDowMC4wMDBaIiwxXQ.AAAAAAAAAAAAAAAAAAAAAA');
     assert.equal(logs.statusCode, 400);
-    assert.deepEqual(logs.json().errors.map((e: { field: string }) => e.field), ['cursor']);
+    assert.deepEqual(
+      logs.json().errors.map((e: { field: string }) => e.field),
+      ['cursor'],
+    );
   });
 });

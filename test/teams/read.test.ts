@@ -43,7 +43,7 @@ describe('team read API', () => {
     assert.equal(res.json().request_id, res.headers['x-request-id']);
   }
 
-  it('GET /api/v1/teams/ lists the caller\'s teams with their role, ordered by name', async () => {
+  it("GET /api/v1/teams/ lists the caller's teams with their role, ordered by name", async () => {
     const res = await get('/api/v1/teams/');
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
@@ -59,7 +59,10 @@ describe('team read API', () => {
     const bobsList = (await get('/api/v1/teams/', bobToken)).json();
     assert.deepEqual(
       bobsList.results.map((r: { slug: string; role: string }) => [r.slug, r.role]),
-      [['acme', 'admin'], [bobs.slug, 'owner']],
+      [
+        ['acme', 'admin'],
+        [bobs.slug, 'owner'],
+      ],
     );
   });
 
@@ -68,11 +71,14 @@ describe('team read API', () => {
     const token = await t.token(carol.id, ['read:teams']);
     const created = [await t.team(carol.id, 'Same'), await t.team(carol.id, 'Same'), await t.team(carol.id, 'Same')];
     const body = (await get('/api/v1/teams/', token)).json();
-    assert.deepEqual(body.results.map((r: { id: string }) => r.id), created.map((c) => c.id).sort());
+    assert.deepEqual(
+      body.results.map((r: { id: string }) => r.id),
+      created.map((c) => c.id).sort(),
+    );
     assert.equal(new Set(body.results.map((r: { slug: string }) => r.slug)).size, 3, 'slugs are unique');
   });
 
-  it('GET /api/v1/teams/{id}/ returns the team and the caller\'s role', async () => {
+  it("GET /api/v1/teams/{id}/ returns the team and the caller's role", async () => {
     const res = await get(`/api/v1/teams/${acme.id}/`, bobToken);
     assert.equal(res.statusCode, 200);
     const body = res.json();
@@ -97,9 +103,22 @@ describe('team read API', () => {
     assert.equal(body.count, 2);
     assert.equal(body.next, null);
     assert.equal(body.previous, null);
-    assert.deepEqual(Object.keys(body.results[0]), ['id', 'email', 'first_name', 'last_name', 'display_name', 'role', 'joined_at']);
+    assert.deepEqual(Object.keys(body.results[0]), [
+      'id',
+      'email',
+      'first_name',
+      'last_name',
+      'display_name',
+      'role',
+      'joined_at',
+    ]);
     assert.deepEqual(
-      body.results.map((m: { id: number; email: string; first_name: string; role: string }) => [m.id, m.email, m.first_name, m.role]),
+      body.results.map((m: { id: number; email: string; first_name: string; role: string }) => [
+        m.id,
+        m.email,
+        m.first_name,
+        m.role,
+      ]),
       [
         [alice.id, alice.email, 'Alice', 'owner'],
         [bob.id, bob.email, 'Bob', 'admin'],
@@ -112,7 +131,7 @@ describe('team read API', () => {
     assert.ok(body.results[0].joined_at <= body.results[1].joined_at);
   });
 
-  it('another team\'s detail and members are 404, not 403', async () => {
+  it("another team's detail and members are 404, not 403", async () => {
     assertNotFound(await get(`/api/v1/teams/${bobs.id}/`));
     assertNotFound(await get(`/api/v1/teams/${bobs.id}/members/`));
     assertNotFound(await get(`/api/v1/teams/${beta.id}/`, bobToken));
@@ -135,7 +154,12 @@ describe('team read API', () => {
   }
 
   it('paths without the trailing slash are 404 problems, never redirects', async () => {
-    for (const url of ['/api/v1/teams', `/api/v1/teams/${acme.id}`, `/api/v1/teams/${acme.id}/members`, '/api/v1/products']) {
+    for (const url of [
+      '/api/v1/teams',
+      `/api/v1/teams/${acme.id}`,
+      `/api/v1/teams/${acme.id}/members`,
+      '/api/v1/products',
+    ]) {
       const res = await get(url);
       assertNotFound(res);
       assert.equal(res.headers.location, undefined);

@@ -28,7 +28,8 @@ const CASES: Case[] = [
     request: (w) => ({ method: 'PATCH', url: `/api/v1/teams/${w.teamId}/`, payload: { name: 'Renamed' } }),
     expected: { owner: 200, admin: 200, member: 403, outsider: 404 },
     reason: { member: /Only owners and admins can change team settings/ },
-    state: async (t, w) => (await t.ctx.db.kysely.selectFrom('teams').select('name').where('id', '=', w.teamId).executeTakeFirst())?.name,
+    state: async (t, w) =>
+      (await t.ctx.db.kysely.selectFrom('teams').select('name').where('id', '=', w.teamId).executeTakeFirst())?.name,
   },
   {
     name: 'PATCH member → admin (target is a member)',
@@ -83,14 +84,22 @@ const CASES: Case[] = [
   },
   {
     name: 'POST invitation as member',
-    request: (w) => ({ method: 'POST', url: `/api/v1/teams/${w.teamId}/invitations/`, payload: { email: 'new-member@example.net', role: 'member' } }),
+    request: (w) => ({
+      method: 'POST',
+      url: `/api/v1/teams/${w.teamId}/invitations/`,
+      payload: { email: 'new-member@example.net', role: 'member' },
+    }),
     expected: { owner: 201, admin: 201, member: 403, outsider: 404 },
     reason: { member: /Only owners and admins can send invitations/ },
     state: (t) => count(t, 'invitations'),
   },
   {
     name: 'POST invitation as admin',
-    request: (w) => ({ method: 'POST', url: `/api/v1/teams/${w.teamId}/invitations/`, payload: { email: 'new-admin@example.net', role: 'admin' } }),
+    request: (w) => ({
+      method: 'POST',
+      url: `/api/v1/teams/${w.teamId}/invitations/`,
+      payload: { email: 'new-admin@example.net', role: 'admin' },
+    }),
     expected: { owner: 201, admin: 403, member: 403, outsider: 404 },
     reason: { admin: /Admins can invite members only/ },
     state: (t) => count(t, 'invitations'),
@@ -105,7 +114,14 @@ const CASES: Case[] = [
     name: 'DELETE invitation',
     request: (w) => ({ method: 'DELETE', url: `/api/v1/teams/${w.teamId}/invitations/${w.invitationId}/` }),
     expected: { owner: 204, admin: 204, member: 403, outsider: 404 },
-    state: async (t, w) => (await t.ctx.db.kysely.selectFrom('invitations').select('status').where('id', '=', w.invitationId).executeTakeFirst())?.status,
+    state: async (t, w) =>
+      (
+        await t.ctx.db.kysely
+          .selectFrom('invitations')
+          .select('status')
+          .where('id', '=', w.invitationId)
+          .executeTakeFirst()
+      )?.status,
   },
 ];
 
@@ -159,7 +175,12 @@ describe('teams role matrix', () => {
 
   it('a successful role change is visible and returns the member', async () => {
     const w = await world();
-    const res = await t.inject({ method: 'PATCH', url: member(w, targets.member), headers: as(cast.owner), payload: { role: 'admin' } });
+    const res = await t.inject({
+      method: 'PATCH',
+      url: member(w, targets.member),
+      headers: as(cast.owner),
+      payload: { role: 'admin' },
+    });
     assert.equal(res.statusCode, 200);
     assert.equal(res.json().id, targets.member);
     assert.equal(res.json().role, 'admin');
@@ -169,7 +190,11 @@ describe('teams role matrix', () => {
   it('the last owner can be neither demoted nor removed (409), by themself or anyone', async () => {
     const teamId = await castTeam(t, cast);
     for (const request of [
-      { method: 'PATCH' as const, url: `/api/v1/teams/${teamId}/members/${cast.owner.id}/`, payload: { role: 'admin' } },
+      {
+        method: 'PATCH' as const,
+        url: `/api/v1/teams/${teamId}/members/${cast.owner.id}/`,
+        payload: { role: 'admin' },
+      },
       { method: 'DELETE' as const, url: `/api/v1/teams/${teamId}/members/${cast.owner.id}/` },
     ]) {
       const res = await t.inject({ ...request, headers: as(cast.owner) });
@@ -184,27 +209,56 @@ describe('teams role matrix', () => {
     await t.member(teamId, targets.owner, 'owner');
     const targetsToken = await t.token(targets.owner, ['write:teams']);
     const [a, b] = await Promise.all([
-      t.inject({ method: 'PATCH', url: `/api/v1/teams/${teamId}/members/${targets.owner}/`, headers: as(cast.owner), payload: { role: 'member' } }),
-      t.inject({ method: 'PATCH', url: `/api/v1/teams/${teamId}/members/${cast.owner.id}/`, headers: { authorization: `Bearer ${targetsToken}` }, payload: { role: 'member' } }),
+      t.inject({
+        method: 'PATCH',
+        url: `/api/v1/teams/${teamId}/members/${targets.owner}/`,
+        headers: as(cast.owner),
+        payload: { role: 'member' },
+      }),
+      t.inject({
+        method: 'PATCH',
+        url: `/api/v1/teams/${teamId}/members/${cast.owner.id}/`,
+        headers: { authorization: `Bearer ${targetsToken}` },
+        payload: { role: 'member' },
+      }),
     ]);
     // Whoever goes second is refused: 403 if already demoted to member, else 409 (last owner).
     const statuses = [a.statusCode, b.statusCode].sort();
     assert.equal(statuses[0], 200);
     assert.ok([403, 409].includes(statuses[1]), String(statuses));
-    const owners = await t.ctx.db.kysely.selectFrom('memberships').select('user_id').where('team_id', '=', teamId).where('role', '=', 'owner').execute();
+    const owners = await t.ctx.db.kysely
+      .selectFrom('memberships')
+      .select('user_id')
+      .where('team_id', '=', teamId)
+      .where('role', '=', 'owner')
+      .execute();
     assert.equal(owners.length, 1);
   });
 
   it('an unknown target user is 404; a bad role or user id is 400', async () => {
     const teamId = await castTeam(t, cast);
-    const unknown = await t.inject({ method: 'PATCH', url: `/api/v1/teams/${teamId}/members/${cast.outsider.id}/`, headers: as(cast.owner), payload: { role: 'admin' } });
+    const unknown = await t.inject({
+      method: 'PATCH',
+      url: `/api/v1/teams/${teamId}/members/${cast.outsider.id}/`,
+      headers: as(cast.owner),
+      payload: { role: 'admin' },
+    });
     assert.equal(unknown.statusCode, 404);
     assert.equal(unknown.json().detail, 'That user is not a member of this team.');
-    const badRole = await t.inject({ method: 'PATCH', url: `/api/v1/teams/${teamId}/members/${cast.member.id}/`, headers: as(cast.owner), payload: { role: 'king' } });
+    const badRole = await t.inject({
+      method: 'PATCH',
+      url: `/api/v1/teams/${teamId}/members/${cast.member.id}/`,
+      headers: as(cast.owner),
+      payload: { role: 'king' },
+    });
     assert.equal(badRole.statusCode, 400);
     assert.equal(badRole.json().errors[0].field, 'role');
     for (const badId of ['abc', '0', '99999999999999999999']) {
-      const res = await t.inject({ method: 'DELETE', url: `/api/v1/teams/${teamId}/members/${badId}/`, headers: as(cast.owner) });
+      const res = await t.inject({
+        method: 'DELETE',
+        url: `/api/v1/teams/${teamId}/members/${badId}/`,
+        headers: as(cast.owner),
+      });
       assert.equal(res.statusCode, 400, badId);
     }
     assert.equal(await roleOf(t, teamId, cast.member.id), 'member');
@@ -217,9 +271,17 @@ describe('teams role matrix', () => {
     for (const request of [
       { method: 'POST' as const, url: '/api/v1/teams/', payload: { name: 'X' } },
       { method: 'PATCH' as const, url: `/api/v1/teams/${teamId}/`, payload: { name: 'X' } },
-      { method: 'PATCH' as const, url: `/api/v1/teams/${teamId}/members/${cast.member.id}/`, payload: { role: 'admin' } },
+      {
+        method: 'PATCH' as const,
+        url: `/api/v1/teams/${teamId}/members/${cast.member.id}/`,
+        payload: { role: 'admin' },
+      },
       { method: 'DELETE' as const, url: `/api/v1/teams/${teamId}/members/${cast.member.id}/` },
-      { method: 'POST' as const, url: `/api/v1/teams/${teamId}/invitations/`, payload: { email: 'x@example.net', role: 'member' } },
+      {
+        method: 'POST' as const,
+        url: `/api/v1/teams/${teamId}/invitations/`,
+        payload: { email: 'x@example.net', role: 'member' },
+      },
       { method: 'POST' as const, url: '/api/v1/invitations/accept/', payload: { token: 'x' } },
     ]) {
       const res = await t.inject({ ...request, headers });
@@ -232,7 +294,12 @@ describe('teams role matrix', () => {
   it('an inactive team is 404 to its own owner', async () => {
     const teamId = await castTeam(t, cast);
     await t.ctx.db.kysely.updateTable('teams').set({ is_active: 0 }).where('id', '=', teamId).execute();
-    const res = await t.inject({ method: 'PATCH', url: `/api/v1/teams/${teamId}/`, headers: as(cast.owner), payload: { name: 'X' } });
+    const res = await t.inject({
+      method: 'PATCH',
+      url: `/api/v1/teams/${teamId}/`,
+      headers: as(cast.owner),
+      payload: { name: 'X' },
+    });
     assert.equal(res.statusCode, 404);
   });
 });

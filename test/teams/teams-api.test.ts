@@ -15,7 +15,12 @@ describe('teams API: create and update', () => {
 
   it('POST /api/v1/teams/ creates the team with the caller as owner, and emits no event', async () => {
     const eventsBefore = await count(t, 'events');
-    const res = await t.inject({ method: 'POST', url: '/api/v1/teams/', headers: as(cast.owner), payload: { name: '  Café Ops  ' } });
+    const res = await t.inject({
+      method: 'POST',
+      url: '/api/v1/teams/',
+      headers: as(cast.owner),
+      payload: { name: '  Café Ops  ' },
+    });
     assert.equal(res.statusCode, 201);
     const team = res.json();
     assert.deepEqual(Object.keys(team), ['id', 'name', 'slug', 'role', 'created_at', 'updated_at']);
@@ -29,22 +34,42 @@ describe('teams API: create and update', () => {
     assert.equal(members.json().results[0].role, 'owner');
     assert.equal(await count(t, 'events'), eventsBefore, 'team creation emits nothing');
     // The same name again gets the next free slug.
-    const again = await t.inject({ method: 'POST', url: '/api/v1/teams/', headers: as(cast.owner), payload: { name: 'Cafe Ops' } });
+    const again = await t.inject({
+      method: 'POST',
+      url: '/api/v1/teams/',
+      headers: as(cast.owner),
+      payload: { name: 'Cafe Ops' },
+    });
     assert.equal(again.json().slug, 'cafe-ops-2');
   });
 
   it('a taken slug is 409 and creates nothing; two creators racing for one slug: one 201, one 409', async () => {
-    const first = await t.inject({ method: 'POST', url: '/api/v1/teams/', headers: as(cast.owner), payload: { name: 'A', slug: 'taken-slug' } });
+    const first = await t.inject({
+      method: 'POST',
+      url: '/api/v1/teams/',
+      headers: as(cast.owner),
+      payload: { name: 'A', slug: 'taken-slug' },
+    });
     assert.equal(first.statusCode, 201);
     const teamsBefore = await t.ctx.db.kysely.selectFrom('teams').select('id').execute();
-    const taken = await t.inject({ method: 'POST', url: '/api/v1/teams/', headers: as(cast.admin), payload: { name: 'B', slug: 'taken-slug' } });
+    const taken = await t.inject({
+      method: 'POST',
+      url: '/api/v1/teams/',
+      headers: as(cast.admin),
+      payload: { name: 'B', slug: 'taken-slug' },
+    });
     assert.equal(taken.statusCode, 409);
     assert.equal(taken.json().detail, 'The slug "taken-slug" is already taken.');
     assert.equal((await t.ctx.db.kysely.selectFrom('teams').select('id').execute()).length, teamsBefore.length);
 
     const race = await Promise.all(
       [cast.owner, cast.admin, cast.member].map((actor) =>
-        t.inject({ method: 'POST', url: '/api/v1/teams/', headers: as(actor), payload: { name: 'Race', slug: 'race-slug' } }),
+        t.inject({
+          method: 'POST',
+          url: '/api/v1/teams/',
+          headers: as(actor),
+          payload: { name: 'Race', slug: 'race-slug' },
+        }),
       ),
     );
     assert.deepEqual(race.map((r) => r.statusCode).sort(), [201, 409, 409]);
@@ -66,28 +91,55 @@ describe('teams API: create and update', () => {
       assert.equal(res.statusCode, 400, JSON.stringify(payload));
       assert.equal(res.json().errors[0].field, field);
     }
-    const blank = await t.inject({ method: 'POST', url: '/api/v1/teams/', headers: as(cast.owner), payload: { name: '   ' } });
+    const blank = await t.inject({
+      method: 'POST',
+      url: '/api/v1/teams/',
+      headers: as(cast.owner),
+      payload: { name: '   ' },
+    });
     assert.equal(blank.statusCode, 400);
     assert.equal((await t.ctx.db.kysely.selectFrom('teams').select('id').execute()).length, before.length);
   });
 
   it('PATCH renames and re-slugs; a slug held by another team is 409 and changes nothing', async () => {
     const teamId = await castTeam(t, cast);
-    const renamed = await t.inject({ method: 'PATCH', url: `/api/v1/teams/${teamId}/`, headers: as(cast.admin), payload: { name: 'New name', slug: 'new-slug' } });
+    const renamed = await t.inject({
+      method: 'PATCH',
+      url: `/api/v1/teams/${teamId}/`,
+      headers: as(cast.admin),
+      payload: { name: 'New name', slug: 'new-slug' },
+    });
     assert.equal(renamed.statusCode, 200);
     assert.equal(renamed.json().name, 'New name');
     assert.equal(renamed.json().slug, 'new-slug');
     assert.equal(renamed.json().role, 'admin');
-    assert.ok(renamed.json().updated_at > renamed.json().created_at || renamed.json().updated_at === renamed.json().created_at);
+    assert.ok(
+      renamed.json().updated_at > renamed.json().created_at || renamed.json().updated_at === renamed.json().created_at,
+    );
     // Keeping its own slug is fine.
-    const same = await t.inject({ method: 'PATCH', url: `/api/v1/teams/${teamId}/`, headers: as(cast.owner), payload: { slug: 'new-slug' } });
+    const same = await t.inject({
+      method: 'PATCH',
+      url: `/api/v1/teams/${teamId}/`,
+      headers: as(cast.owner),
+      payload: { slug: 'new-slug' },
+    });
     assert.equal(same.statusCode, 200);
-    const conflict = await t.inject({ method: 'PATCH', url: `/api/v1/teams/${teamId}/`, headers: as(cast.owner), payload: { name: 'Other', slug: 'taken-slug' } });
+    const conflict = await t.inject({
+      method: 'PATCH',
+      url: `/api/v1/teams/${teamId}/`,
+      headers: as(cast.owner),
+      payload: { name: 'Other', slug: 'taken-slug' },
+    });
     assert.equal(conflict.statusCode, 409);
     const team = await t.inject({ url: `/api/v1/teams/${teamId}/`, headers: as(cast.owner) });
     assert.equal(team.json().name, 'New name');
     assert.equal(team.json().slug, 'new-slug');
-    const unknown = await t.inject({ method: 'PATCH', url: `/api/v1/teams/${teamId}/`, headers: as(cast.owner), payload: { id: 'x' } });
+    const unknown = await t.inject({
+      method: 'PATCH',
+      url: `/api/v1/teams/${teamId}/`,
+      headers: as(cast.owner),
+      payload: { id: 'x' },
+    });
     assert.equal(unknown.statusCode, 400);
   });
 

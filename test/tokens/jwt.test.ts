@@ -105,7 +105,10 @@ describe('JWT issuance and use', () => {
     // hit a busy stretch together, which would fail a check that compared with them alone.
     const fastest = (runs: { ms: number }[]) => Math.min(...runs.map((run) => run.ms));
     const hash = Math.min(fastest(wrong), fastest(hashes));
-    assert.ok(fastest(unknown) > hash / 4, `unknown ${fastest(unknown)} ms vs a hash ${hash} ms (wrong password ${fastest(wrong)} ms)`);
+    assert.ok(
+      fastest(unknown) > hash / 4,
+      `unknown ${fastest(unknown)} ms vs a hash ${hash} ms (wrong password ${fastest(wrong)} ms)`,
+    );
   });
 
   it('refuses an unverified address, but only after the password is right', async () => {
@@ -150,7 +153,11 @@ describe('JWT issuance and use', () => {
       const c = new PageClient(u);
       await c.login(user.email, TEST_PASSWORD);
       await enrolTotp(c);
-      const res = await u.inject({ method: 'POST', url: '/api/auth/token/', payload: { email: user.email, password: TEST_PASSWORD } });
+      const res = await u.inject({
+        method: 'POST',
+        url: '/api/auth/token/',
+        payload: { email: user.email, password: TEST_PASSWORD },
+      });
       assert.equal(res.statusCode, 200);
     } finally {
       await u.close();
@@ -161,7 +168,11 @@ describe('JWT issuance and use', () => {
     const u = await startApp({ SERVICE_API_TOKEN_REQUIRE_VERIFIED_EMAIL: 'false' });
     try {
       const user = await u.user({ verified: false });
-      const res = await u.inject({ method: 'POST', url: '/api/auth/token/', payload: { email: user.email, password: TEST_PASSWORD } });
+      const res = await u.inject({
+        method: 'POST',
+        url: '/api/auth/token/',
+        payload: { email: user.email, password: TEST_PASSWORD },
+      });
       assert.equal(res.statusCode, 200);
     } finally {
       await u.close();
@@ -172,11 +183,19 @@ describe('JWT issuance and use', () => {
     const u = await startApp({ SERVICE_THROTTLE_AUTH: '3/minute' });
     try {
       const answers = [];
-      for (const url of ['/api/auth/token/', '/api/auth/token/refresh/', '/api/auth/token/revoke/', '/api/auth/token/']) {
+      for (const url of [
+        '/api/auth/token/',
+        '/api/auth/token/refresh/',
+        '/api/auth/token/revoke/',
+        '/api/auth/token/',
+      ]) {
         const payload = url === '/api/auth/token/' ? { email: 'a@example.com', password: 'x' } : { refresh: 'svcr_x' };
         answers.push(await u.inject({ method: 'POST', url, payload }));
       }
-      assert.deepEqual(answers.map((res) => res.statusCode), [401, 401, 204, 429]);
+      assert.deepEqual(
+        answers.map((res) => res.statusCode),
+        [401, 401, 204, 429],
+      );
       assert.equal(answers[0].headers['x-ratelimit-limit'], '3');
       assert.match(answers[3].json().detail, /^Request was throttled\. Expected available in \d+ seconds?\.$/);
     } finally {
@@ -186,7 +205,8 @@ describe('JWT issuance and use', () => {
 
   it('throttles failed passwords per account (429 with the throttle detail)', async () => {
     const user = await t.user();
-    for (let i = 0; i < 5; i++) assert.equal((await issue({ email: user.email, password: 'wrong password!!' })).statusCode, 401);
+    for (let i = 0; i < 5; i++)
+      assert.equal((await issue({ email: user.email, password: 'wrong password!!' })).statusCode, 401);
     const locked = await issue({ email: user.email, password: TEST_PASSWORD });
     assert.equal(locked.statusCode, 429);
     assert.match(locked.json().detail, /^Request was throttled\. Expected available in \d+ seconds?\.$/);
@@ -202,17 +222,29 @@ describe('JWT issuance and use', () => {
     it('rotates; a spent token again is 401 and revokes the whole family', async () => {
       const user = await t.user();
       const first = (await issue({ email: user.email, password: TEST_PASSWORD, scope: 'read:profile' })).json();
-      const refreshed = await t.inject({ method: 'POST', url: '/api/auth/token/refresh/', payload: { refresh: first.refresh } });
+      const refreshed = await t.inject({
+        method: 'POST',
+        url: '/api/auth/token/refresh/',
+        payload: { refresh: first.refresh },
+      });
       assert.equal(refreshed.statusCode, 200);
       const second = refreshed.json();
       assert.notEqual(second.refresh, first.refresh);
       assert.equal(second.scope, 'read:profile');
       assert.equal((await me(second.access)).statusCode, 200);
-      const reuse = await t.inject({ method: 'POST', url: '/api/auth/token/refresh/', payload: { refresh: first.refresh } });
+      const reuse = await t.inject({
+        method: 'POST',
+        url: '/api/auth/token/refresh/',
+        payload: { refresh: first.refresh },
+      });
       assert.equal(reuse.statusCode, 401);
       assert.match(reuse.json().detail, /already used/);
       // The family is revoked: the newest refresh token no longer works either.
-      const after = await t.inject({ method: 'POST', url: '/api/auth/token/refresh/', payload: { refresh: second.refresh } });
+      const after = await t.inject({
+        method: 'POST',
+        url: '/api/auth/token/refresh/',
+        payload: { refresh: second.refresh },
+      });
       assert.equal(after.statusCode, 401);
       assert.match(after.json().detail, /revoked/);
     });
@@ -220,18 +252,38 @@ describe('JWT issuance and use', () => {
     it('revoke/ answers 204 (also for unknown tokens) and the token stops refreshing', async () => {
       const user = await t.user();
       const pair = (await issue({ email: user.email, password: TEST_PASSWORD })).json();
-      const revoked = await t.inject({ method: 'POST', url: '/api/auth/token/revoke/', payload: { refresh: pair.refresh } });
+      const revoked = await t.inject({
+        method: 'POST',
+        url: '/api/auth/token/revoke/',
+        payload: { refresh: pair.refresh },
+      });
       assert.equal(revoked.statusCode, 204);
       assert.equal(revoked.body, '');
-      assert.equal((await t.inject({ method: 'POST', url: '/api/auth/token/refresh/', payload: { refresh: pair.refresh } })).statusCode, 401);
-      assert.equal((await t.inject({ method: 'POST', url: '/api/auth/token/revoke/', payload: { refresh: 'svcr_unknown' } })).statusCode, 204);
+      assert.equal(
+        (await t.inject({ method: 'POST', url: '/api/auth/token/refresh/', payload: { refresh: pair.refresh } }))
+          .statusCode,
+        401,
+      );
+      assert.equal(
+        (await t.inject({ method: 'POST', url: '/api/auth/token/revoke/', payload: { refresh: 'svcr_unknown' } }))
+          .statusCode,
+        204,
+      );
     });
 
     it('an expired refresh token is 401', async () => {
       const user = await t.user();
       const pair = (await issue({ email: user.email, password: TEST_PASSWORD })).json();
-      await t.ctx.db.kysely.updateTable('jwt_refresh_tokens').set({ expires_at: '2000-01-01T00:00:00.000Z' }).where('user_id', '=', user.id).execute();
-      const res = await t.inject({ method: 'POST', url: '/api/auth/token/refresh/', payload: { refresh: pair.refresh } });
+      await t.ctx.db.kysely
+        .updateTable('jwt_refresh_tokens')
+        .set({ expires_at: '2000-01-01T00:00:00.000Z' })
+        .where('user_id', '=', user.id)
+        .execute();
+      const res = await t.inject({
+        method: 'POST',
+        url: '/api/auth/token/refresh/',
+        payload: { refresh: pair.refresh },
+      });
       assert.equal(res.statusCode, 401);
       assert.match(res.json().detail, /expired/);
     });
@@ -245,11 +297,21 @@ describe('JWT issuance and use', () => {
       user = await t.user();
       const pair = (await issue({ email: user.email, password: TEST_PASSWORD })).json();
       kid = decodeProtectedHeader(pair.access).kid!;
-      const row = await t.ctx.db.kysely.selectFrom('jwt_keys').selectAll().where('kid', '=', kid).executeTakeFirstOrThrow();
-      privateKey = (await importJWK(JSON.parse(decryptSecret(t.ctx.config.secretKey!, row.private_jwk_encrypted, `jwt-key:${kid}`)), 'EdDSA')) as CryptoKey;
+      const row = await t.ctx.db.kysely
+        .selectFrom('jwt_keys')
+        .selectAll()
+        .where('kid', '=', kid)
+        .executeTakeFirstOrThrow();
+      privateKey = (await importJWK(
+        JSON.parse(decryptSecret(t.ctx.config.secretKey!, row.private_jwk_encrypted, `jwt-key:${kid}`)),
+        'EdDSA',
+      )) as CryptoKey;
     });
 
-    const forge = (claims: Record<string, unknown>, options: { kid?: string; key?: CryptoKey; exp?: number; aud?: string; iss?: string } = {}) => {
+    const forge = (
+      claims: Record<string, unknown>,
+      options: { kid?: string; key?: CryptoKey; exp?: number; aud?: string; iss?: string } = {},
+    ) => {
       const now = Math.floor(Date.now() / 1000);
       return new SignJWT({ scope: 'read:profile', ...claims })
         .setProtectedHeader({ alg: 'EdDSA', kid: options.kid ?? kid })
@@ -284,7 +346,7 @@ describe('JWT issuance and use', () => {
       assert.equal((await me(tampered)).statusCode, 401);
     });
 
-    it('a deactivated user\'s token is 401 on the next request', async () => {
+    it("a deactivated user's token is 401 on the next request", async () => {
       const other = await t.user();
       const pair = (await issue({ email: other.email, password: TEST_PASSWORD })).json();
       assert.equal((await me(pair.access)).statusCode, 200);
@@ -302,7 +364,11 @@ describe('JWT issuance and use', () => {
       const kids = (await t.inject({ url: '/.well-known/jwks.json' })).json().keys.map((key: JWK) => key.kid);
       assert.ok(kids.includes(newKid) && kids.includes(kid));
       // Once retired, the old key is gone from the JWKS and its tokens are refused.
-      await t.ctx.db.kysely.updateTable('jwt_keys').set({ retire_at: '2000-01-01T00:00:00.000Z' }).where('kid', '=', kid).execute();
+      await t.ctx.db.kysely
+        .updateTable('jwt_keys')
+        .set({ retire_at: '2000-01-01T00:00:00.000Z' })
+        .where('kid', '=', kid)
+        .execute();
       const rotated = await rotateJwtKey(t.ctx); // also empties this process's key cache
       assert.ok(rotated);
       assert.equal((await me(old)).statusCode, 401);

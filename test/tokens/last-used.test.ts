@@ -23,9 +23,13 @@ describe('PAT last_used_at', () => {
   const me = (token: string) => t.inject({ url: '/api/v1/me/', headers: bearer(token) });
   const lastUsed = async (ids: number[]) =>
     new Map(
-      (await t.ctx.db.kysely.selectFrom('personal_access_tokens').select(['id', 'last_used_at']).where('id', 'in', ids).execute()).map(
-        (row) => [row.id, row.last_used_at] as const,
-      ),
+      (
+        await t.ctx.db.kysely
+          .selectFrom('personal_access_tokens')
+          .select(['id', 'last_used_at'])
+          .where('id', 'in', ids)
+          .execute()
+      ).map((row) => [row.id, row.last_used_at] as const),
     );
   const waitForAll = async (ids: number[]) => {
     for (let i = 0; i < 300; i++) {
@@ -66,14 +70,20 @@ describe('PAT last_used_at', () => {
       const written = await waitForAll(tokens.map(({ id }) => id));
       for (const [id, [from, to]] of usedAt) {
         const at = Date.parse(written.get(id)!);
-        assert.ok(at >= from && at <= to, `token ${id}: written ${written.get(id)}, used between ${new Date(from).toISOString()} and ${new Date(to).toISOString()}`);
+        assert.ok(
+          at >= from && at <= to,
+          `token ${id}: written ${written.get(id)}, used between ${new Date(from).toISOString()} and ${new Date(to).toISOString()}`,
+        );
       }
       await sleep(100);
     });
     // One batch per second the uses spanned (a batch of more than 400 takes two statements), where
     // one write per use would have taken 450.
     const most = Math.ceil(elapsed / FLUSH_EVERY_MS) + 2;
-    assert.ok(statements >= 2 && statements <= most, `${statements} UPDATEs for 450 uses over ${elapsed} ms (at most ${most})`);
+    assert.ok(
+      statements >= 2 && statements <= most,
+      `${statements} UPDATEs for 450 uses over ${elapsed} ms (at most ${most})`,
+    );
   });
 
   it('a batch takes one statement per 400 tokens, and a token used again within the minute is not in the next', async () => {
@@ -99,7 +109,11 @@ describe('PAT last_used_at', () => {
     assert.equal((await me(token)).statusCode, 200);
     // Before this process's batch goes out, another writer records a use 10 s ago.
     const other = new Date(Date.now() - 10_000).toISOString();
-    await t.ctx.db.kysely.updateTable('personal_access_tokens').set({ last_used_at: other }).where('id', '=', id).execute();
+    await t.ctx.db.kysely
+      .updateTable('personal_access_tokens')
+      .set({ last_used_at: other })
+      .where('id', '=', id)
+      .execute();
     await sleep(1_300);
     assert.equal((await lastUsed([id])).get(id), other);
   });
@@ -108,12 +122,24 @@ describe('PAT last_used_at', () => {
     const other = await startApp();
     try {
       const user = await other.user();
-      const { id, token } = await createPat(other.ctx.db.kysely, { userId: user.id, name: 'closing', scopes: [], expiresAt: null });
+      const { id, token } = await createPat(other.ctx.db.kysely, {
+        userId: user.id,
+        name: 'closing',
+        scopes: [],
+        expiresAt: null,
+      });
       const before = Date.now();
       assert.equal((await other.inject({ url: '/api/v1/me/', headers: bearer(token) })).statusCode, 200);
       await other.app.close();
-      const row = await other.ctx.db.kysely.selectFrom('personal_access_tokens').select('last_used_at').where('id', '=', id).executeTakeFirstOrThrow();
-      assert.ok(row.last_used_at !== null && Date.parse(row.last_used_at) >= before, `last_used_at ${row.last_used_at}`);
+      const row = await other.ctx.db.kysely
+        .selectFrom('personal_access_tokens')
+        .select('last_used_at')
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      assert.ok(
+        row.last_used_at !== null && Date.parse(row.last_used_at) >= before,
+        `last_used_at ${row.last_used_at}`,
+      );
     } finally {
       await other.close();
     }

@@ -13,7 +13,8 @@ describe('personal access token page', () => {
   });
   after(() => t.close());
 
-  const tokenRows = (userId: number) => t.ctx.db.kysely.selectFrom('personal_access_tokens').selectAll().where('user_id', '=', userId).execute();
+  const tokenRows = (userId: number) =>
+    t.ctx.db.kysely.selectFrom('personal_access_tokens').selectAll().where('user_id', '=', userId).execute();
 
   async function loggedIn(options: { verified?: boolean } = {}) {
     const user = await t.user({ verified: options.verified ?? true });
@@ -26,7 +27,11 @@ describe('personal access token page', () => {
     const { user, c } = await loggedIn();
     await c.get('/accounts/tokens/');
     assert.match(c.lastHtml, /You have no personal access tokens yet/);
-    const res = await c.post('/accounts/tokens/', { name: 'CI <deploys>', scopes: ['read:profile', 'read:teams'], expires_at: tomorrow() });
+    const res = await c.post('/accounts/tokens/', {
+      name: 'CI <deploys>',
+      scopes: ['read:profile', 'read:teams'],
+      expires_at: tomorrow(),
+    });
     assert.equal(res.statusCode, 303);
     assert.equal(res.headers.location, '/accounts/tokens/');
     const page = await c.follow(res);
@@ -50,7 +55,7 @@ describe('personal access token page', () => {
     assert.match(listed.body, /<td data-label="Status">revoked<\/td>/);
   });
 
-  it('cannot revoke another user\'s token (404) and the token keeps working', async () => {
+  it("cannot revoke another user's token (404) and the token keeps working", async () => {
     const { c } = await loggedIn();
     const other = await t.user();
     const token = await t.token(other.id, ['read:profile']);
@@ -66,7 +71,11 @@ describe('personal access token page', () => {
     ['an unknown scope', { name: 'x', scopes: ['root'] }, /Unknown scope/],
     ['admin for a non-staff user', { name: 'x', scopes: ['admin'] }, /Unknown scope/],
     ['a past expiry', { name: 'x', scopes: ['read:profile'], expires_at: '2020-01-01' }, /after today/],
-    ['today as expiry', { name: 'x', scopes: ['read:profile'], expires_at: new Date().toISOString().slice(0, 10) }, /after today/],
+    [
+      'today as expiry',
+      { name: 'x', scopes: ['read:profile'], expires_at: new Date().toISOString().slice(0, 10) },
+      /after today/,
+    ],
     ['a malformed expiry', { name: 'x', scopes: ['read:profile'], expires_at: '2027-02-30' }, /after today/],
   ] as const) {
     it(`refuses ${label} (400, nothing created)`, async () => {
@@ -100,7 +109,11 @@ describe('personal access token page', () => {
 
   it('without a recent re-authentication, creation goes through /accounts/reauthenticate/ and back', async () => {
     const { user, c } = await loggedIn();
-    await t.ctx.db.kysely.updateTable('sessions').set({ reauth_at: new Date(Date.now() - 301_000).toISOString() }).where('user_id', '=', user.id).execute();
+    await t.ctx.db.kysely
+      .updateTable('sessions')
+      .set({ reauth_at: new Date(Date.now() - 301_000).toISOString() })
+      .where('user_id', '=', user.id)
+      .execute();
     const page = await c.get('/accounts/tokens/');
     assert.match(page.body, /id="reauth-link"/);
     assert.doesNotMatch(page.body, /name="scopes"/);
@@ -119,7 +132,10 @@ describe('personal access token page', () => {
   describe('with the gates turned off', () => {
     let u: TestApp;
     before(async () => {
-      u = await startApp({ SERVICE_API_TOKEN_REQUIRE_VERIFIED_EMAIL: 'false', SERVICE_PAT_REQUIRE_RECENT_REAUTH: 'false' });
+      u = await startApp({
+        SERVICE_API_TOKEN_REQUIRE_VERIFIED_EMAIL: 'false',
+        SERVICE_PAT_REQUIRE_RECENT_REAUTH: 'false',
+      });
     });
     after(() => u.close());
     it('an unverified user without recent re-auth may create a token', async () => {

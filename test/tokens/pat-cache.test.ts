@@ -53,7 +53,9 @@ describe('PAT resolver cache', () => {
     const token = await t.token(user.id, ['read:profile']);
     assert.equal((await me(token)).statusCode, 200);
     const { sql } = await import('kysely');
-    await sql`update personal_access_tokens set revoked_at = ${new Date().toISOString()} where user_id = ${user.id}`.execute(t.ctx.db.kysely);
+    await sql`update personal_access_tokens set revoked_at = ${new Date().toISOString()} where user_id = ${user.id}`.execute(
+      t.ctx.db.kysely,
+    );
     assert.equal((await me(token)).statusCode, 401);
   });
 
@@ -100,7 +102,11 @@ describe('PAT resolver cache', () => {
   it('a token revoked by another process (svc token revoke) is refused on the next request', async () => {
     const user = await t.user();
     const token = await t.token(user.id, ['read:profile']);
-    const row = await t.ctx.db.kysely.selectFrom('personal_access_tokens').select('id').where('user_id', '=', user.id).executeTakeFirstOrThrow();
+    const row = await t.ctx.db.kysely
+      .selectFrom('personal_access_tokens')
+      .select('id')
+      .where('user_id', '=', user.id)
+      .executeTakeFirstOrThrow();
     assert.equal((await me(token)).statusCode, 200);
     const revoked = await svc(t.env, ['token', 'revoke', '--id', String(row.id)]);
     assert.equal(revoked.code, 0, revoked.stderr);

@@ -3,7 +3,13 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { DISPLAY_PREFIX_LENGTH, PAT_PREFIX, generatePat, hashPat, isWellFormedPat } from '../../src/tokens/pat-format.ts';
+import {
+  DISPLAY_PREFIX_LENGTH,
+  PAT_PREFIX,
+  generatePat,
+  hashPat,
+  isWellFormedPat,
+} from '../../src/tokens/pat-format.ts';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -14,7 +20,10 @@ describe('PAT format', () => {
     assert.match(token, /^svc_[0-9A-Za-z]+$/);
     // 6 characters of checksum; the rest is random.
     const randomChars = token.length - PAT_PREFIX.length - 6;
-    assert.ok(randomChars * Math.log2(62) >= 160, `${randomChars} base62 characters = ${(randomChars * Math.log2(62)).toFixed(1)} bits`);
+    assert.ok(
+      randomChars * Math.log2(62) >= 160,
+      `${randomChars} base62 characters = ${(randomChars * Math.log2(62)).toFixed(1)} bits`,
+    );
   });
 
   it('generated tokens are distinct and pass their own checksum', () => {
@@ -26,10 +35,12 @@ describe('PAT format', () => {
   it('uses the whole alphabet roughly evenly (no modulo bias in the random part)', () => {
     const counts = new Map<string, number>();
     const samples = 3000;
-    for (let i = 0; i < samples; i++) for (const c of generatePat().slice(4, 34)) counts.set(c, (counts.get(c) ?? 0) + 1);
+    for (let i = 0; i < samples; i++)
+      for (const c of generatePat().slice(4, 34)) counts.set(c, (counts.get(c) ?? 0) + 1);
     assert.equal(counts.size, 62);
     const expected = (samples * 30) / 62;
-    for (const [c, n] of counts) assert.ok(Math.abs(n - expected) < expected * 0.15, `${c}: ${n} vs ${expected.toFixed(0)}`);
+    for (const [c, n] of counts)
+      assert.ok(Math.abs(n - expected) < expected * 0.15, `${c}: ${n} vs ${expected.toFixed(0)}`);
   });
 
   it('every single-character change is caught by the checksum', () => {
@@ -48,7 +59,17 @@ describe('PAT format', () => {
 
   it('refuses other shapes', () => {
     const token = generatePat();
-    for (const bad of ['', 'svc_', token.slice(0, -1), token + 'A', token.replace('svc_', 'SVC_'), token.replace('svc_', 'ghp_'), token.slice(0, 10) + '-' + token.slice(11), ` ${token}`, `${token}\n`]) {
+    for (const bad of [
+      '',
+      'svc_',
+      token.slice(0, -1),
+      token + 'A',
+      token.replace('svc_', 'SVC_'),
+      token.replace('svc_', 'ghp_'),
+      token.slice(0, 10) + '-' + token.slice(11),
+      ` ${token}`,
+      `${token}\n`,
+    ]) {
       assert.equal(isWellFormedPat(bad), false, JSON.stringify(bad));
     }
   });

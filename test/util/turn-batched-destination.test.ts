@@ -58,7 +58,11 @@ describe('turn-batched log destination', () => {
       logger.error('fatal');
       process.exit(3);
     `;
-    const child = spawnSync(process.execPath, ['--disable-warning=ExperimentalWarning', '--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
+    const child = spawnSync(
+      process.execPath,
+      ['--disable-warning=ExperimentalWarning', '--input-type=module', '-e', script],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
     assert.equal(child.status, 3, child.stderr);
     assert.equal(child.stdout, '{"level":30,"msg":"before exit"}\n{"level":50,"msg":"fatal"}\n');
   });

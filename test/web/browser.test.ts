@@ -20,7 +20,6 @@ const SHOTS = path.resolve(fileURLToPath(new URL('../../test-output/screenshots/
 const EMAIL = 'grace.hopper@example.com';
 const PASSWORD = 'compiler pioneer 1952 cobol';
 
-
 describe('browser journey: sign-up to a revoked token', { skip: NO_CHROMIUM }, () => {
   let t: TestApp;
   let base: string;
@@ -100,7 +99,10 @@ describe('browser journey: sign-up to a revoked token', { skip: NO_CHROMIUM }, (
     await page.waitForURL(`${base}/accounts/profile/`);
 
     // Time passes: the login no longer counts as a recent re-authentication.
-    await t.ctx.db.kysely.updateTable('sessions').set({ reauth_at: new Date(Date.now() - 600_000).toISOString() }).execute();
+    await t.ctx.db.kysely
+      .updateTable('sessions')
+      .set({ reauth_at: new Date(Date.now() - 600_000).toISOString() })
+      .execute();
     await page.click('nav >> text=Tokens');
     await page.click('#reauth-link');
     await page.waitForURL(/\/accounts\/reauthenticate\//);

@@ -7,15 +7,22 @@ import { eta } from '../../src/web/render.ts';
 describe('web layer', () => {
   let t: TestApp;
   before(async () => {
-    t = await startApp({}, {
-      beforeReady: (app) => {
-        // A page of "another capability", rendered from its own folder with the shared layout.
-        app.get('/test-page/', async (request, reply) => {
-          const { renderPage } = await import('../../src/web/render.ts');
-          return renderPage(reply, 'accounts/views/message', { title: 'A <title>', lines: ['<script>alert(1)</script>'], link: null });
-        });
+    t = await startApp(
+      {},
+      {
+        beforeReady: (app) => {
+          // A page of "another capability", rendered from its own folder with the shared layout.
+          app.get('/test-page/', async (request, reply) => {
+            const { renderPage } = await import('../../src/web/render.ts');
+            return renderPage(reply, 'accounts/views/message', {
+              title: 'A <title>',
+              lines: ['<script>alert(1)</script>'],
+              link: null,
+            });
+          });
+        },
       },
-    });
+    );
   });
   after(() => t.close());
 
@@ -23,7 +30,7 @@ describe('web layer', () => {
     assert.equal(eta.renderString('<%= it.x %>', { x: '<b>"&\'' }), '&lt;b&gt;&quot;&amp;&#39;');
   });
 
-  it('renders any folder\'s template in the layout, escaped, with safety headers and the stylesheet', async () => {
+  it("renders any folder's template in the layout, escaped, with safety headers and the stylesheet", async () => {
     const res = await t.inject({ url: '/test-page/' });
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
@@ -40,7 +47,9 @@ describe('web layer', () => {
     assert.match(String(sheet.headers['cache-control']), /immutable/);
     assert.match(sheet.body, /Water\.css|--background-body/);
     // A new browser gets its CSRF seed cookie.
-    const seed = ([] as string[]).concat(res.headers['set-cookie'] as string[]).find((line) => line.startsWith('svc_csrf='));
+    const seed = ([] as string[])
+      .concat(res.headers['set-cookie'] as string[])
+      .find((line) => line.startsWith('svc_csrf='));
     assert.match(seed!, /HttpOnly/);
     assert.match(seed!, /SameSite=Lax/);
   });

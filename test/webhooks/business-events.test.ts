@@ -19,7 +19,7 @@ describe('events from the API', () => {
     await r.close();
   });
 
-  it('POST invitations → team.invitation.created; PATCH /me/ → user.profile.updated to each of the user\'s teams', async () => {
+  it("POST invitations → team.invitation.created; PATCH /me/ → user.profile.updated to each of the user's teams", async () => {
     const sub = await f.createSubscription(r.url, ['team.invitation.created', 'user.profile.updated']);
     const secondTeam = (await f.t.team(f.owner.id)).id;
     const sub2 = await f.createSubscription(r.url, ['user.profile.updated'], secondTeam);
@@ -39,14 +39,33 @@ describe('events from the API', () => {
     assert.equal(event.data.role, 'member');
     assert.equal(verifyWebhookSignature(sub.secret, String(got.headers['x-service-signature']), got.body), true);
 
-    const patch = await f.t.inject({ method: 'PATCH', url: '/api/v1/me/', headers: bearer(token), payload: { first_name: 'Grace' } });
+    const patch = await f.t.inject({
+      method: 'PATCH',
+      url: '/api/v1/me/',
+      headers: bearer(token),
+      payload: { first_name: 'Grace' },
+    });
     assert.equal(patch.statusCode, 200, patch.body);
     const all = await r.waitFor(3);
     const profile = all.slice(1).map((g) => JSON.parse(g.body));
-    assert.deepEqual(profile.map((e) => e.type), ['user.profile.updated', 'user.profile.updated']);
+    assert.deepEqual(
+      profile.map((e) => e.type),
+      ['user.profile.updated', 'user.profile.updated'],
+    );
     assert.deepEqual(new Set(profile.map((e) => e.team_id)), new Set([f.teamId, secondTeam]));
     for (const e of profile) assert.equal(e.data.user_id, f.owner.id);
-    const secretOf = new Map([[f.teamId, sub.secret], [secondTeam, sub2.secret]]);
-    for (const g of all.slice(1)) assert.equal(verifyWebhookSignature(secretOf.get(JSON.parse(g.body).team_id)!, String(g.headers['x-service-signature']), g.body), true);
+    const secretOf = new Map([
+      [f.teamId, sub.secret],
+      [secondTeam, sub2.secret],
+    ]);
+    for (const g of all.slice(1))
+      assert.equal(
+        verifyWebhookSignature(
+          secretOf.get(JSON.parse(g.body).team_id)!,
+          String(g.headers['x-service-signature']),
+          g.body,
+        ),
+        true,
+      );
   });
 });

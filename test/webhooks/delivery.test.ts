@@ -30,10 +30,14 @@ describe('webhook delivery', () => {
     return (await f.t.team(f.owner.id)).id;
   }
   const settled = (subscriptionId: string, count: number) =>
-    eventually(async () => {
-      const rows = await f.deliveries(subscriptionId);
-      return rows.length >= count && rows.every((r) => r.status !== 'pending') && rows;
-    }, 30_000, `${count} settled deliveries`);
+    eventually(
+      async () => {
+        const rows = await f.deliveries(subscriptionId);
+        return rows.length >= count && rows.every((r) => r.status !== 'pending') && rows;
+      },
+      30_000,
+      `${count} settled deliveries`,
+    );
 
   before(async () => {
     f = await webhookFixture();
@@ -50,7 +54,10 @@ describe('webhook delivery', () => {
     const sub = await f.createSubscription(r.url, ['*'], teamId);
     const events = [
       ['team.member.added', memberAdded],
-      ['team.invitation.created', { ...EVENT_TYPES['team.invitation.created'].example, email: 'x@example.com', role: 'admin' }],
+      [
+        'team.invitation.created',
+        { ...EVENT_TYPES['team.invitation.created'].example, email: 'x@example.com', role: 'admin' },
+      ],
       ['user.profile.updated', { user_id: 7, changed_fields: ['first_name'], updated_at: '2026-01-01T00:00:00.000Z' }],
     ] as const;
     const ids: (string | null)[] = [];
@@ -79,7 +86,10 @@ describe('webhook delivery', () => {
       assert.deepEqual(body.data, data);
     }
     const rows = await settled(sub.id, 3);
-    assert.deepEqual(rows.map((row) => [row.status, row.status_code, row.next_retry_at, row.attempt]), Array(3).fill(['success', 200, null, 1]));
+    assert.deepEqual(
+      rows.map((row) => [row.status, row.status_code, row.next_retry_at, row.attempt]),
+      Array(3).fill(['success', 200, null, 1]),
+    );
   });
 
   it('keeps an answer with NUL bytes in the log (NUL shown as U+FFFD) and settles the row', async () => {
@@ -110,7 +120,7 @@ describe('webhook delivery', () => {
     assert.ok(latencies[7] < 250, `median ${latencies[7]} ms (${latencies.join(', ')})`);
   });
 
-  it('sends only the subscribed types and only to the event\'s team', async () => {
+  it("sends only the subscribed types and only to the event's team", async () => {
     const r = await receiver();
     const teamId = await team();
     const other = await team();
@@ -142,20 +152,31 @@ describe('webhook delivery', () => {
     const eventId = await f.emit('team.member.added', memberAdded, teamId);
     const rows = await settled(sub.id, 6);
     assert.equal(rows.length, 6);
-    assert.deepEqual(rows.map((row) => row.attempt), [1, 2, 3, 4, 5, 6]);
-    assert.deepEqual(rows.map((row) => row.status), ['failed', 'failed', 'failed', 'failed', 'failed', 'dead_letter']);
-    assert.deepEqual(rows.map((row) => row.status_code), [500, 302, null, null, 503, 400]);
+    assert.deepEqual(
+      rows.map((row) => row.attempt),
+      [1, 2, 3, 4, 5, 6],
+    );
+    assert.deepEqual(
+      rows.map((row) => row.status),
+      ['failed', 'failed', 'failed', 'failed', 'failed', 'dead_letter'],
+    );
+    assert.deepEqual(
+      rows.map((row) => row.status_code),
+      [500, 302, null, null, 503, 400],
+    );
     assert.equal(rows[0].response_body!.length, 1024, 'only the first 1 KB of the response is kept');
     assert.match(rows[2].response_body!, /timed out/i);
     // Failed rows carry the next attempt's time: the attempt time plus the schedule's delay (0.2 s here).
     for (const row of rows.slice(0, 5)) assert.equal(Date.parse(row.next_retry_at!) - Date.parse(row.created_at), 200);
-    for (let i = 1; i < 6; i++) assert.ok(rows[i].created_at >= rows[i - 1].next_retry_at!, 'no attempt before it is due');
+    for (let i = 1; i < 6; i++)
+      assert.ok(rows[i].created_at >= rows[i - 1].next_retry_at!, 'no attempt before it is due');
     assert.equal(rows[5].next_retry_at, null);
     // Every attempt sent the same bytes; the signature's timestamp is per attempt.
     const bodies = new Set(r.received.slice(0, 6).map((g) => g.body));
     assert.equal(bodies.size, 1);
     assert.equal(JSON.parse([...bodies][0]).id, eventId);
-    for (const g of r.received) assert.equal(verifyWebhookSignature(sub.secret, String(g.headers['x-service-signature']), g.body), true);
+    for (const g of r.received)
+      assert.equal(verifyWebhookSignature(sub.secret, String(g.headers['x-service-signature']), g.body), true);
     // The redirect target was never requested.
     assert.ok(r.received.every((g) => g.path === '/hook'));
 
@@ -205,16 +226,39 @@ describe('webhook delivery', () => {
     const out: string[] = [];
     const err: string[] = [];
     const io = { out: (s: string) => out.push(s), err: (s: string) => err.push(s) };
-    assert.equal(await runCli(['webhooks', 'retry', '--subscription', sub.id], f.t.env, io), 2, 'needs --log or --all-dead');
+    assert.equal(
+      await runCli(['webhooks', 'retry', '--subscription', sub.id], f.t.env, io),
+      2,
+      'needs --log or --all-dead',
+    );
     assert.equal(await runCli(['webhooks', 'retry', '--subscription', 'nope', '--all-dead'], f.t.env, io), 2);
-    assert.equal(await runCli(['webhooks', 'retry', '--subscription', sub.id, '--log', String(rows[0].id)], f.t.env, io), 1, 'a failed entry is refused');
+    assert.equal(
+      await runCli(['webhooks', 'retry', '--subscription', sub.id, '--log', String(rows[0].id)], f.t.env, io),
+      1,
+      'a failed entry is refused',
+    );
     // Bring a receiver up on that port so the fresh cycles can succeed.
     const back = await receiver();
-    await f.t.inject({ method: 'PATCH', url: `/api/v1/teams/${teamId}/webhooks/${sub.id}/`, headers: bearer(f.token), payload: { url: back.url } });
-    assert.equal(await runCli(['webhooks', 'retry', '--subscription', sub.id, '--all-dead'], f.t.env, io), 0, err.join('\n'));
+    await f.t.inject({
+      method: 'PATCH',
+      url: `/api/v1/teams/${teamId}/webhooks/${sub.id}/`,
+      headers: bearer(f.token),
+      payload: { url: back.url },
+    });
+    assert.equal(
+      await runCli(['webhooks', 'retry', '--subscription', sub.id, '--all-dead'], f.t.env, io),
+      0,
+      err.join('\n'),
+    );
     assert.match(out.at(-1)!, /^2 dead letters queued/);
     const done = await settled(sub.id, 14);
-    assert.deepEqual(done.slice(12).map((row) => [row.attempt, row.status]), [[1, 'success'], [1, 'success']]);
+    assert.deepEqual(
+      done.slice(12).map((row) => [row.attempt, row.status]),
+      [
+        [1, 'success'],
+        [1, 'success'],
+      ],
+    );
     assert.equal(back.received.length, 2);
   });
 
@@ -222,7 +266,11 @@ describe('webhook delivery', () => {
     const r = await receiver();
     const teamId = await team();
     const sub = await f.createSubscription(r.url, ['*'], teamId);
-    const rotated = await f.t.inject({ method: 'POST', url: `/api/v1/teams/${teamId}/webhooks/${sub.id}/rotate-secret/`, headers: bearer(f.token) });
+    const rotated = await f.t.inject({
+      method: 'POST',
+      url: `/api/v1/teams/${teamId}/webhooks/${sub.id}/rotate-secret/`,
+      headers: bearer(f.token),
+    });
     assert.equal(rotated.statusCode, 200);
     const secret = rotated.json().secret;
     assert.notEqual(secret, sub.secret);
@@ -234,7 +282,11 @@ describe('webhook delivery', () => {
     const [, first, second] = header.split(',');
     const t = header.split(',')[0];
     assert.equal(verifyWebhookSignature(secret, `${t},${first}`, got.body), true, 'the first v1 is the new secret');
-    assert.equal(verifyWebhookSignature(sub.secret, `${t},${second}`, got.body), true, 'the second v1 is the old secret');
+    assert.equal(
+      verifyWebhookSignature(sub.secret, `${t},${second}`, got.body),
+      true,
+      'the second v1 is the old secret',
+    );
   });
 
   it('inactive subscriptions and teams get no attempts: their due rows are dead-lettered unsent', async () => {
@@ -248,12 +300,21 @@ describe('webhook delivery', () => {
     };
     await f.emit('team.member.added', memberAdded, teamId);
     const rows = await settled(sub.id, 2);
-    assert.deepEqual(rows.map((row) => row.status), ['failed', 'dead_letter']);
+    assert.deepEqual(
+      rows.map((row) => row.status),
+      ['failed', 'dead_letter'],
+    );
     assert.equal(rows[1].status_code, null);
     assert.match(rows[1].response_body!, /Not sent: the team is inactive/);
     assert.equal(r.received.length, 1);
     // An inactive team's events create nothing.
-    assert.equal(await f.emit('team.member.added', memberAdded, teamId).then(() => f.deliveries(sub.id)).then((d) => d.length), 2);
+    assert.equal(
+      await f
+        .emit('team.member.added', memberAdded, teamId)
+        .then(() => f.deliveries(sub.id))
+        .then((d) => d.length),
+      2,
+    );
     await setTeamActive(f.t.ctx.db.kysely, teamId, true, FIXTURE_ACTOR);
 
     // Same for a subscription switched off between attempts.
@@ -261,7 +322,12 @@ describe('webhook delivery', () => {
     const team2 = await team();
     const sub2 = await f.createSubscription(r2.url, ['*'], team2);
     r2.answer = () => {
-      void f.t.inject({ method: 'PATCH', url: `/api/v1/teams/${team2}/webhooks/${sub2.id}/`, headers: bearer(f.token), payload: { is_active: false } });
+      void f.t.inject({
+        method: 'PATCH',
+        url: `/api/v1/teams/${team2}/webhooks/${sub2.id}/`,
+        headers: bearer(f.token),
+        payload: { is_active: false },
+      });
       return { status: 500 };
     };
     await f.emit('team.member.added', memberAdded, team2);
@@ -278,7 +344,11 @@ describe('webhook delivery', () => {
     const sub = await f.createSubscription(r.url, ['*'], teamId);
     let deleted: Promise<{ statusCode: number; body: string }> | undefined;
     r.answer = () => {
-      deleted ??= f.t.inject({ method: 'DELETE', url: `/api/v1/teams/${teamId}/webhooks/${sub.id}/`, headers: bearer(f.token) });
+      deleted ??= f.t.inject({
+        method: 'DELETE',
+        url: `/api/v1/teams/${teamId}/webhooks/${sub.id}/`,
+        headers: bearer(f.token),
+      });
       return { status: 500 };
     };
     await f.emit('team.member.added', memberAdded, teamId);
@@ -296,9 +366,19 @@ describe('webhook delivery', () => {
     const teamId = await team();
     const sub = await f.createSubscription(r.url, ['team.invitation.created', 'user.profile.updated'], teamId);
     await f.createSubscription(r2.url, ['*'], teamId);
-    const bad = await f.t.inject({ method: 'POST', url: `/api/v1/teams/${teamId}/webhooks/${sub.id}/test/`, headers: bearer(f.token), payload: { event_type: 'team.member.added' } });
+    const bad = await f.t.inject({
+      method: 'POST',
+      url: `/api/v1/teams/${teamId}/webhooks/${sub.id}/test/`,
+      headers: bearer(f.token),
+      payload: { event_type: 'team.member.added' },
+    });
     assert.equal(bad.statusCode, 400);
-    const res = await f.t.inject({ method: 'POST', url: `/api/v1/teams/${teamId}/webhooks/${sub.id}/test/`, headers: bearer(f.token), payload: {} });
+    const res = await f.t.inject({
+      method: 'POST',
+      url: `/api/v1/teams/${teamId}/webhooks/${sub.id}/test/`,
+      headers: bearer(f.token),
+      payload: {},
+    });
     assert.equal(res.statusCode, 202, res.body);
     const entry = res.json();
     assert.equal(entry.status, 'pending');
@@ -311,8 +391,17 @@ describe('webhook delivery', () => {
     assert.equal(verifyWebhookSignature(sub.secret, String(got.headers['x-service-signature']), got.body), true);
     await settled(sub.id, 1);
     assert.equal(r2.received.length, 0);
-    await f.t.inject({ method: 'PATCH', url: `/api/v1/teams/${teamId}/webhooks/${sub.id}/`, headers: bearer(f.token), payload: { is_active: false } });
-    const inactive = await f.t.inject({ method: 'POST', url: `/api/v1/teams/${teamId}/webhooks/${sub.id}/test/`, headers: bearer(f.token) });
+    await f.t.inject({
+      method: 'PATCH',
+      url: `/api/v1/teams/${teamId}/webhooks/${sub.id}/`,
+      headers: bearer(f.token),
+      payload: { is_active: false },
+    });
+    const inactive = await f.t.inject({
+      method: 'POST',
+      url: `/api/v1/teams/${teamId}/webhooks/${sub.id}/test/`,
+      headers: bearer(f.token),
+    });
     assert.equal(inactive.statusCode, 409);
   });
 });
@@ -322,7 +411,15 @@ describe('the default retry schedule', () => {
     const settings = loadConfig({}).webhooks;
     const at = '2026-01-01T00:00:00.000Z';
     const result = (attempt: number, ok = false): AttemptResult => ({
-      delivery: { id: 1, subscription_id: 's', event_id: 'e', event_type: 't', payload: '{}', attempt, lease_token: 'x' },
+      delivery: {
+        id: 1,
+        subscription_id: 's',
+        event_id: 'e',
+        event_type: 't',
+        payload: '{}',
+        attempt,
+        lease_token: 'x',
+      },
       ok,
       attempted: true,
       statusCode: ok ? 200 : 500,
@@ -330,7 +427,9 @@ describe('the default retry schedule', () => {
       durationMs: 1,
       attemptedAt: at,
     });
-    const delays = [1, 2, 3, 4, 5].map((n) => (Date.parse(outcomeOf(result(n), settings).nextRetryAt!) - Date.parse(at)) / 1000);
+    const delays = [1, 2, 3, 4, 5].map(
+      (n) => (Date.parse(outcomeOf(result(n), settings).nextRetryAt!) - Date.parse(at)) / 1000,
+    );
     assert.deepEqual(delays, [30, 120, 900, 3600, 14400]);
     assert.deepEqual(outcomeOf(result(6), settings), { status: 'dead_letter', nextRetryAt: null });
     assert.deepEqual(outcomeOf(result(3, true), settings), { status: 'success', nextRetryAt: null });
@@ -359,7 +458,10 @@ describe('webhook worker housekeeping', () => {
     await r.waitFor(1);
     await worker.stop();
     const rows = await f.deliveries(sub.id);
-    assert.deepEqual(rows.map((row) => row.status), ['success']);
+    assert.deepEqual(
+      rows.map((row) => row.status),
+      ['success'],
+    );
     // Stopped: a new event stays pending.
     await f.emit('team.member.added', memberAdded);
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -370,7 +472,13 @@ describe('webhook worker housekeeping', () => {
     const sub = await f.createSubscription(r.url);
     const db = f.t.ctx.db.kysely;
     const old = '2020-01-01T00:00:00.000Z';
-    const base = { subscription_id: sub.id, event_type: 'team.member.added', payload: '{}', attempt: 1, created_at: old };
+    const base = {
+      subscription_id: sub.id,
+      event_type: 'team.member.added',
+      payload: '{}',
+      attempt: 1,
+      created_at: old,
+    };
     await db
       .insertInto('webhook_deliveries')
       .values([
@@ -383,19 +491,40 @@ describe('webhook worker housekeeping', () => {
     // Events too, team by team: more than one chunk (1,000) of old ones, and a recent one that stays.
     const event = { type: 'team.member.added', api_version: 'v1', team_id: f.teamId, data: '{}' };
     const oldEvents = Array.from({ length: 1_001 }, (_, i) => ({ ...event, id: `evt_purged_${i}`, created_at: old }));
-    for (let i = 0; i < oldEvents.length; i += 500) await db.insertInto('events').values(oldEvents.slice(i, i + 500)).execute();
-    await db.insertInto('events').values({ ...event, id: 'evt_recent', created_at: new Date().toISOString() }).execute();
+    for (let i = 0; i < oldEvents.length; i += 500)
+      await db
+        .insertInto('events')
+        .values(oldEvents.slice(i, i + 500))
+        .execute();
+    await db
+      .insertInto('events')
+      .values({ ...event, id: 'evt_recent', created_at: new Date().toISOString() })
+      .execute();
     assert.deepEqual(await purgeDeliveryLogs(db, 30), { deliveries: 2, events: 1_001 });
-    const left = (await db.selectFrom('webhook_deliveries').select('event_id').where('subscription_id', '=', sub.id).execute()).map((x) => x.event_id);
+    const left = (
+      await db.selectFrom('webhook_deliveries').select('event_id').where('subscription_id', '=', sub.id).execute()
+    ).map((x) => x.event_id);
     assert.ok(left.includes('evt_old_pending') && left.includes('evt_new'));
     assert.ok(!left.includes('evt_old_success') && !left.includes('evt_old_dead'));
-    const events = (await db.selectFrom('events').select('id').where('team_id', '=', f.teamId).execute()).map((x) => x.id);
+    const events = (await db.selectFrom('events').select('id').where('team_id', '=', f.teamId).execute()).map(
+      (x) => x.id,
+    );
     assert.ok(events.includes('evt_recent'));
     assert.ok(!events.some((id) => id.startsWith('evt_purged_')));
     // The worker task does it on start.
-    await db.insertInto('webhook_deliveries').values({ ...base, event_id: 'evt_old_2', status: 'failed' }).execute();
+    await db
+      .insertInto('webhook_deliveries')
+      .values({ ...base, event_id: 'evt_old_2', status: 'failed' })
+      .execute();
     const worker = startWorker(f.t.ctx, [webhookLogPurgeTask]);
-    await eventually(async () => !(await db.selectFrom('webhook_deliveries').select('id').where('event_id', '=', 'evt_old_2').executeTakeFirst()));
+    await eventually(
+      async () =>
+        !(await db
+          .selectFrom('webhook_deliveries')
+          .select('id')
+          .where('event_id', '=', 'evt_old_2')
+          .executeTakeFirst()),
+    );
     await worker.stop();
   });
 });

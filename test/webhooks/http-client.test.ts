@@ -41,10 +41,18 @@ describe('delivery client', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = new URL(`https://127.0.0.1:${(server.address() as AddressInfo).port}/`);
-    client = new DeliveryClient({ guard: new AddressGuard({ allowedCidrs: ['127.0.0.1/32'], dnsServers: [] }), timeoutMs: 1000, ca: caPem });
+    client = new DeliveryClient({
+      guard: new AddressGuard({ allowedCidrs: ['127.0.0.1/32'], dnsServers: [] }),
+      timeoutMs: 1000,
+      ca: caPem,
+    });
     // For the tests that are not about the deadline: twenty TLS handshakes at once on a loaded machine
     // can take longer than the 1 s the trickle test needs.
-    roomy = new DeliveryClient({ guard: new AddressGuard({ allowedCidrs: ['127.0.0.1/32'], dnsServers: [] }), timeoutMs: 30_000, ca: caPem });
+    roomy = new DeliveryClient({
+      guard: new AddressGuard({ allowedCidrs: ['127.0.0.1/32'], dnsServers: [] }),
+      timeoutMs: 30_000,
+      ca: caPem,
+    });
   });
 
   after(async () => {
@@ -74,28 +82,39 @@ describe('delivery client', () => {
     assert.deepEqual(new Set(many.map((r) => r.statusCode)), new Set([200]));
   });
 
-  it('verifies the receiver\'s certificate on every new connection (one TLS context serves them all)', async () => {
+  it("verifies the receiver's certificate on every new connection (one TLS context serves them all)", async () => {
     // Each attempt below ends with its connection closed, so the next one connects again.
     const closing = { connection: 'close' };
-    const untrusting = new DeliveryClient({ guard: new AddressGuard({ allowedCidrs: ['127.0.0.1/32'], dnsServers: [] }), timeoutMs: 1000 });
+    const untrusting = new DeliveryClient({
+      guard: new AddressGuard({ allowedCidrs: ['127.0.0.1/32'], dnsServers: [] }),
+      timeoutMs: 1000,
+    });
     try {
       for (let i = 0; i < 2; i++) {
         const error = await untrusting.post(new URL('/big', url), closing, '{}').then(
           () => assert.fail('a certificate from an unknown CA must be refused'),
           (err: unknown) => err,
         );
-        assert.match(describeFailure(error), /UNABLE_TO_VERIFY_LEAF_SIGNATURE|unable to verify|self.signed|SELF_SIGNED/i);
+        assert.match(
+          describeFailure(error),
+          /UNABLE_TO_VERIFY_LEAF_SIGNATURE|unable to verify|self.signed|SELF_SIGNED/i,
+        );
       }
     } finally {
       await untrusting.close();
     }
     // A client of its own, with no kept-alive connection from the tests before: each attempt connects.
-    const trusting = new DeliveryClient({ guard: new AddressGuard({ allowedCidrs: ['127.0.0.1/32'], dnsServers: [] }), timeoutMs: 30_000, ca });
+    const trusting = new DeliveryClient({
+      guard: new AddressGuard({ allowedCidrs: ['127.0.0.1/32'], dnsServers: [] }),
+      timeoutMs: 30_000,
+      ca,
+    });
     const connections = new Set<unknown>();
     const onConnection = (socket: unknown) => connections.add(socket);
     server.on('secureConnection', onConnection);
     try {
-      for (let i = 0; i < 2; i++) assert.equal((await trusting.post(new URL('/big', url), closing, '{}')).statusCode, 200);
+      for (let i = 0; i < 2; i++)
+        assert.equal((await trusting.post(new URL('/big', url), closing, '{}')).statusCode, 200);
     } finally {
       server.off('secureConnection', onConnection);
       await trusting.close();

@@ -59,7 +59,10 @@ describe('delivery pipeline: shutdown', () => {
     await w.stop();
     r.answer = () => ({});
     const rows = await f.deliveries(sub.id);
-    assert.deepEqual(rows.map((row) => [row.status, row.status_code]), Array(8).fill(['success', 200]));
+    assert.deepEqual(
+      rows.map((row) => [row.status, row.status_code]),
+      Array(8).fill(['success', 200]),
+    );
   });
 
   it('rows claimed ahead but not started are given back at a stop: another worker sends them at once', async () => {
@@ -76,17 +79,25 @@ describe('delivery pipeline: shutdown', () => {
       await slow.waitFor(1);
       await first.stop();
       const afterStop = await one.deliveries(sub.id);
-      assert.equal(afterStop.filter((row) => row.status === 'success').length, 1, 'the attempt in flight finished and was recorded');
+      assert.equal(
+        afterStop.filter((row) => row.status === 'success').length,
+        1,
+        'the attempt in flight finished and was recorded',
+      );
       assert.equal(afterStop.filter((row) => row.status === 'pending').length, 5);
       assert.equal(slow.received.length, 1, 'nothing started after the stop');
       // The lease is 20 s: the rest goes out now only because the first worker released them.
       slow.answer = () => ({});
       const stoppedAt = Date.now();
       const second = startWorker(one.t.ctx, [webhookDeliveryTask({ ca })]);
-      const rows = await eventually(async () => {
-        const all = await one.deliveries(sub.id);
-        return all.every((row) => row.status === 'success') && all;
-      }, 10_000, 'every event delivered by the second worker');
+      const rows = await eventually(
+        async () => {
+          const all = await one.deliveries(sub.id);
+          return all.every((row) => row.status === 'success') && all;
+        },
+        10_000,
+        'every event delivered by the second worker',
+      );
       await second.stop();
       assert.ok(Date.now() - stoppedAt < 10_000);
       assert.equal(rows.length, 6);
@@ -125,7 +136,7 @@ describe('delivery pipeline: claim ahead', () => {
       try {
         await slow.waitFor(1);
         // Over 1.5 s (about 15 attempts, six of the worker's 250 ms rate windows).
-        for (const until = Date.now() + 1500; Date.now() < until; ) {
+        for (const until = Date.now() + 1500; Date.now() < until;) {
           seen.push(await leased());
           await new Promise((resolve) => setTimeout(resolve, 50));
         }
@@ -135,9 +146,15 @@ describe('delivery pipeline: claim ahead', () => {
       // Leased: the rows ahead, the attempt, and finished attempts whose results wait for their
       // batched write (a few ms; at 10 attempts a second one or two, a few more if the test
       // machine stalls a write). A worker that hoarded would hold most of the 60.
-      assert.ok(Math.max(...seen) <= 16 + 1 + 5, `at most 16 rows ahead, the slot and results being written leased at once; seen ${seen.join(' ')}`);
+      assert.ok(
+        Math.max(...seen) <= 16 + 1 + 5,
+        `at most 16 rows ahead, the slot and results being written leased at once; seen ${seen.join(' ')}`,
+      );
       assert.ok(Math.max(...seen) > 1, `rows were claimed ahead of the slot; seen ${seen.join(' ')}`);
-      assert.ok(slow.received.length >= 5 && slow.received.length < 60, `the worker was sending throughout; ${slow.received.length} sent`);
+      assert.ok(
+        slow.received.length >= 5 && slow.received.length < 60,
+        `the worker was sending throughout; ${slow.received.length} sent`,
+      );
     } finally {
       await one.close();
       await slow.close();
@@ -147,7 +164,10 @@ describe('delivery pipeline: claim ahead', () => {
 
 describe('delivery pipeline: crash with results unwritten', () => {
   const LEASE_SECONDS = 6;
-  const suite = workerProcessSuite({ SERVICE_WEBHOOKS_DELIVERY_TIMEOUT: '2', SERVICE_WEBHOOKS_LEASE_SECONDS: String(LEASE_SECONDS) });
+  const suite = workerProcessSuite({
+    SERVICE_WEBHOOKS_DELIVERY_TIMEOUT: '2',
+    SERVICE_WEBHOOKS_LEASE_SECONDS: String(LEASE_SECONDS),
+  });
 
   it('a worker killed after its attempts but before their results are written: every event is sent again after the lease', async () => {
     const { f, r, worker } = suite;
@@ -164,7 +184,11 @@ describe('delivery pipeline: crash with results unwritten', () => {
     await r.waitFor(10);
     const locked = new Promise<void>((resolveLocked) => {
       void db.transaction().execute(async (trx) => {
-        await trx.updateTable('webhook_deliveries').set((eb) => ({ attempt: eb.ref('attempt') })).where('subscription_id', '=', sub.id).execute();
+        await trx
+          .updateTable('webhook_deliveries')
+          .set((eb) => ({ attempt: eb.ref('attempt') }))
+          .where('subscription_id', '=', sub.id)
+          .execute();
         if (f.t.ctx.db.dialect === 'postgres') {
           lockerPid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)).rows[0].pid;
         }
@@ -187,16 +211,27 @@ describe('delivery pipeline: crash with results unwritten', () => {
     }
     release();
     const leased = await f.deliveries(sub.id);
-    assert.ok(leased.every((row) => row.status === 'pending'), 'no result was written before the crash');
+    assert.ok(
+      leased.every((row) => row.status === 'pending'),
+      'no result was written before the crash',
+    );
     await worker();
-    const rows = await eventually(async () => {
-      const all = await f.deliveries(sub.id);
-      return all.length === 10 && all.every((row) => row.status === 'success') && all;
-    }, 30_000, 'every event delivered again');
+    const rows = await eventually(
+      async () => {
+        const all = await f.deliveries(sub.id);
+        return all.length === 10 && all.every((row) => row.status === 'success') && all;
+      },
+      30_000,
+      'every event delivered again',
+    );
     assert.ok(Date.now() - killedAt >= (LEASE_SECONDS - 2) * 1000, 'sent again only after the lease expired');
     assert.deepEqual(new Set(rows.map((row) => row.event_id)), ids);
     const counts = new Map<string, number>();
     for (const g of r.received) counts.set(JSON.parse(g.body).id, (counts.get(JSON.parse(g.body).id) ?? 0) + 1);
-    assert.deepEqual([...ids].map((id) => counts.get(id)), Array(10).fill(2), 'each event arrived twice: at least once, as documented');
+    assert.deepEqual(
+      [...ids].map((id) => counts.get(id)),
+      Array(10).fill(2),
+      'each event arrived twice: at least once, as documented',
+    );
   });
 });

@@ -38,7 +38,9 @@ export async function spawnSvc(args: string[], env: Record<string, string>): Pro
   };
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   return {
     child,
     output: () => output,
@@ -54,10 +56,14 @@ export async function spawnSvc(args: string[], env: Record<string, string>): Pro
             resolve(match);
           }
         };
-        const timer = setTimeout(() => reject(new Error(`no output matching ${pattern} in ${timeoutMs} ms; got:\n${output}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`no output matching ${pattern} in ${timeoutMs} ms; got:\n${output}`)),
+          timeoutMs,
+        );
         void exited.then(({ code, signal }) => {
           clearTimeout(timer);
-          if (!pattern.exec(output)) reject(new Error(`exited (${signal ?? code}) before printing ${pattern}; got:\n${output}`));
+          if (!pattern.exec(output))
+            reject(new Error(`exited (${signal ?? code}) before printing ${pattern}; got:\n${output}`));
         });
         listeners.push(check);
         check();
@@ -96,7 +102,12 @@ export function workerProcesses(env: () => Record<string, string>) {
  * Call it inside `describe`; read `f` and `r` inside the tests (they exist once `before` has run).
  */
 export function workerProcessSuite(settings: Record<string, string>) {
-  const suite = {} as { f: WebhookFixture; r: Receiver; worker: (timeoutMs?: number) => Promise<Svc>; killWorkers: () => Promise<void> };
+  const suite = {} as {
+    f: WebhookFixture;
+    r: Receiver;
+    worker: (timeoutMs?: number) => Promise<Svc>;
+    killWorkers: () => Promise<void>;
+  };
   const workers = workerProcesses(() => suite.f.t.env);
   suite.worker = (timeoutMs) => workers.start(timeoutMs);
   suite.killWorkers = () => workers.killAll();

@@ -28,7 +28,11 @@ describe('secrets never in logs', () => {
     const call = async (method: string, path: string, body?: unknown) => {
       const headers: Record<string, string> = { authorization: `Bearer ${f.token}` };
       if (body !== undefined) headers['content-type'] = 'application/json';
-      const res = await fetch(`${base}/api/v1/teams/${f.teamId}/webhooks/${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(`${base}/api/v1/teams/${f.teamId}/webhooks/${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       return { status: res.status, body: await res.json() };
     };
     const created = await call('POST', '', { url: r.url, events: ['*'] });

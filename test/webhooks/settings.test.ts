@@ -50,7 +50,11 @@ describe('webhook settings', () => {
       [{ SERVICE_WEBHOOKS_LOG_RETENTION_DAYS: '0' }, 'SERVICE_WEBHOOKS_LOG_RETENTION_DAYS'],
     ];
     for (const [env, name] of bad) {
-      assert.throws(() => loadConfig(env), (error: Error) => error instanceof ConfigError && error.message.includes(name), JSON.stringify(env));
+      assert.throws(
+        () => loadConfig(env),
+        (error: Error) => error instanceof ConfigError && error.message.includes(name),
+        JSON.stringify(env),
+      );
     }
   });
 

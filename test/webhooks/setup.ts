@@ -18,7 +18,16 @@ export interface WebhookFixture {
   emit(type: EventType, data: Record<string, unknown>, teamId?: string): Promise<string | null>;
   startWorker(): Promise<RunningWorker>;
   deliveries(subscriptionId: string): Promise<
-    { id: number; event_id: string; attempt: number; status: string; status_code: number | null; next_retry_at: string | null; response_body: string | null; created_at: string }[]
+    {
+      id: number;
+      event_id: string;
+      attempt: number;
+      status: string;
+      status_code: number | null;
+      next_retry_at: string | null;
+      response_body: string | null;
+      created_at: string;
+    }[]
   >;
   close(): Promise<void>;
 }
@@ -43,13 +52,20 @@ export async function webhookFixture(env: Record<string, string> = {}): Promise<
     token,
     teamId: team.id,
     async createSubscription(url, events = ['*'], teamId = team.id) {
-      const res = await t.inject({ method: 'POST', url: `/api/v1/teams/${teamId}/webhooks/`, headers: bearer(token), payload: { url, events } });
+      const res = await t.inject({
+        method: 'POST',
+        url: `/api/v1/teams/${teamId}/webhooks/`,
+        headers: bearer(token),
+        payload: { url, events },
+      });
       assert.equal(res.statusCode, 201, res.body);
       return res.json();
     },
     async emit(type, data, teamId = team.id) {
       // Any data, as a test may send what no emitting code does (the registry types only real callers).
-      const [event] = await t.ctx.db.kysely.transaction().execute((trx) => t.ctx.events.emit(trx, { type, teamId, data } as EventInput));
+      const [event] = await t.ctx.db.kysely
+        .transaction()
+        .execute((trx) => t.ctx.events.emit(trx, { type, teamId, data } as EventInput));
       return event?.id ?? null;
     },
     async startWorker() {
@@ -73,4 +89,3 @@ export async function webhookFixture(env: Record<string, string> = {}): Promise<
     },
   };
 }
-

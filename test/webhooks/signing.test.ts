@@ -6,7 +6,8 @@ import { describe, it } from 'node:test';
 import { hmacKey, signatureHeader, signPayload } from '../../src/webhooks/signing.ts';
 import { verifyWebhookSignature } from '../../src/webhooks/verify.ts';
 
-const reference = (secret: string, t: number, body: string) => createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${t}.${body}`).digest('hex');
+const reference = (secret: string, t: number, body: string) =>
+  createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${t}.${body}`).digest('hex');
 
 const secrets = {
   'a generated secret': 'whsec_' + randomBytes(24).toString('base64url'),
@@ -20,7 +21,11 @@ const secrets = {
 
 const bodies = {
   empty: '',
-  'a JSON envelope': JSON.stringify({ id: 'evt_1', type: 'team.member.added', data: { user_id: 42, email: 'a@example.com' } }),
+  'a JSON envelope': JSON.stringify({
+    id: 'evt_1',
+    type: 'team.member.added',
+    data: { user_id: 42, email: 'a@example.com' },
+  }),
   'accents, CJK and emoji': '{"name":"Zoë 東京 🚀","note":"€"}',
   'a lone surrogate (sent as U+FFFD)': '{"x":"\ud800"}',
   'larger than the shared buffer (100 KB of 3-byte characters)': '{"x":"' + '€'.repeat(35_000) + '"}',
@@ -31,7 +36,8 @@ describe('webhook signing', () => {
   for (const [secretName, secret] of Object.entries(secrets)) {
     it(`equals createHmac with ${secretName}, for every body`, () => {
       const key = hmacKey(secret);
-      for (const [bodyName, body] of Object.entries(bodies)) assert.equal(signPayload(key, t, body), reference(secret, t, body), bodyName);
+      for (const [bodyName, body] of Object.entries(bodies))
+        assert.equal(signPayload(key, t, body), reference(secret, t, body), bodyName);
     });
   }
 

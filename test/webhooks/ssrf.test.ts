@@ -97,15 +97,26 @@ describe('SSRF guard', () => {
 
   it(`refuses ${HOSTILE_URLS.length} hostile literal URLs and ${HOSTILE_DNS.length} hostile DNS answers at creation`, async () => {
     assert.ok(HOSTILE_URLS.length + HOSTILE_DNS.length >= 40);
-    const cases: [string, RegExp][] = [...HOSTILE_URLS, ...HOSTILE_DNS.map(([name, , why]) => [`https://${name}/hook`, why] as [string, RegExp])];
+    const cases: [string, RegExp][] = [
+      ...HOSTILE_URLS,
+      ...HOSTILE_DNS.map(([name, , why]) => [`https://${name}/hook`, why] as [string, RegExp]),
+    ];
     const failures: string[] = [];
     for (const [url, why] of cases) {
-      const res = await f.t.inject({ method: 'POST', url: `/api/v1/teams/${f.teamId}/webhooks/`, headers: bearer(f.token), payload: { url, events: ['*'] } });
+      const res = await f.t.inject({
+        method: 'POST',
+        url: `/api/v1/teams/${f.teamId}/webhooks/`,
+        headers: bearer(f.token),
+        payload: { url, events: ['*'] },
+      });
       const detail = res.json().detail as string;
       if (res.statusCode !== 400 || !why.test(detail)) failures.push(`${url}: ${res.statusCode} ${detail}`);
     }
     assert.deepEqual(failures, []);
-    const { n } = await f.t.ctx.db.kysely.selectFrom('webhook_subscriptions').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const { n } = await f.t.ctx.db.kysely
+      .selectFrom('webhook_subscriptions')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     assert.equal(Number(n), 0);
     // The resolver asked our DNS server (SERVICE_DNS_SERVERS), for both address families.
     assert.ok(dns.queries.includes('private-a.example.test A') && dns.queries.includes('v6loop.example.test AAAA'));
@@ -115,10 +126,19 @@ describe('SSRF guard', () => {
     dns.records.set('ok.example.test', { A: ['127.0.0.2'] });
     const sub = await f.createSubscription(`https://ok.example.test:${receiver.port}/hook`);
     for (const [url] of [...HOSTILE_URLS.slice(0, 10), ['https://loop.example.test/x']]) {
-      const res = await f.t.inject({ method: 'PATCH', url: `/api/v1/teams/${f.teamId}/webhooks/${sub.id}/`, headers: bearer(f.token), payload: { url } });
+      const res = await f.t.inject({
+        method: 'PATCH',
+        url: `/api/v1/teams/${f.teamId}/webhooks/${sub.id}/`,
+        headers: bearer(f.token),
+        payload: { url },
+      });
       assert.equal(res.statusCode, 400, `${url}: ${res.body}`);
     }
-    await f.t.inject({ method: 'DELETE', url: `/api/v1/teams/${f.teamId}/webhooks/${sub.id}/`, headers: bearer(f.token) });
+    await f.t.inject({
+      method: 'DELETE',
+      url: `/api/v1/teams/${f.teamId}/webhooks/${sub.id}/`,
+      headers: bearer(f.token),
+    });
   });
 
   it('delivers to a name resolving to an allowed address, with SNI and the certificate checked for that name', async () => {
@@ -133,7 +153,11 @@ describe('SSRF guard', () => {
       return r[0]?.status === 'success' && r;
     });
     assert.equal(rows[0].status_code, 200);
-    await f.t.inject({ method: 'DELETE', url: `/api/v1/teams/${f.teamId}/webhooks/${sub.id}/`, headers: bearer(f.token) });
+    await f.t.inject({
+      method: 'DELETE',
+      url: `/api/v1/teams/${f.teamId}/webhooks/${sub.id}/`,
+      headers: bearer(f.token),
+    });
   });
 
   it('a name missing from the certificate fails TLS verification (the check is not bypassed by pinning)', async () => {
@@ -149,13 +173,22 @@ describe('SSRF guard', () => {
     assert.equal(rows[0].status_code, null);
     assert.match(rows[0].response_body!, /ERR_TLS_CERT_ALTNAME_INVALID|altnames/i);
     assert.equal(receiver.received.length, before);
-    await f.t.inject({ method: 'DELETE', url: `/api/v1/teams/${f.teamId}/webhooks/${sub.id}/`, headers: bearer(f.token) });
+    await f.t.inject({
+      method: 'DELETE',
+      url: `/api/v1/teams/${f.teamId}/webhooks/${sub.id}/`,
+      headers: bearer(f.token),
+    });
   });
 
   it('a name that resolves public at creation and private at delivery is refused at the attempt, before connecting', async () => {
     dns.records.set('rebind.example.test', { A: [PUBLIC] });
     const sub = await f.createSubscription(`https://rebind.example.test:${receiver.port}/hook`);
-    for (const target of [{ A: ['10.0.0.7'] }, { A: ['127.0.0.1'] }, { AAAA: ['::ffff:169.254.169.254'] }, { A: ['127.0.0.2', '192.168.1.1'] }]) {
+    for (const target of [
+      { A: ['10.0.0.7'] },
+      { A: ['127.0.0.1'] },
+      { AAAA: ['::ffff:169.254.169.254'] },
+      { A: ['127.0.0.2', '192.168.1.1'] },
+    ]) {
       dns.records.set('rebind.example.test', target);
       const before = receiver.received.length;
       const countBefore = (await f.deliveries(sub.id)).length;
@@ -169,9 +202,16 @@ describe('SSRF guard', () => {
       assert.equal(row.status, 'failed', JSON.stringify(target));
       assert.equal(row.status_code, null);
       assert.match(row.response_body!, /Refused by the SSRF guard/);
-      assert.ok(dns.queries.some((q) => q.startsWith('rebind.example.test')), 'resolved again at the attempt');
+      assert.ok(
+        dns.queries.some((q) => q.startsWith('rebind.example.test')),
+        'resolved again at the attempt',
+      );
       assert.equal(receiver.received.length, before, 'no connection was made');
     }
-    await f.t.inject({ method: 'DELETE', url: `/api/v1/teams/${f.teamId}/webhooks/${sub.id}/`, headers: bearer(f.token) });
+    await f.t.inject({
+      method: 'DELETE',
+      url: `/api/v1/teams/${f.teamId}/webhooks/${sub.id}/`,
+      headers: bearer(f.token),
+    });
   });
 });

@@ -16,7 +16,8 @@ const memberAdded = { user_id: 42, email: 'new@example.com', role: 'member' };
 const STANDARD_HEADERS = ['webhook-id', 'webhook-timestamp', 'webhook-signature'];
 
 /** The request's headers as the library takes them. */
-const headersOf = (got: Received) => Object.fromEntries(Object.entries(got.headers).map(([name, value]) => [name, String(value)]));
+const headersOf = (got: Received) =>
+  Object.fromEntries(Object.entries(got.headers).map(([name, value]) => [name, String(value)]));
 /** Whether the stock library accepts the delivery with `secret`. */
 function standardVerifies(secret: string, body: string, got: Received): boolean {
   try {
@@ -38,11 +39,17 @@ describe('Standard Webhooks', () => {
   /** A subscription on a fresh team (the cap is per team). */
   async function subscribe(r: Receiver, body: Record<string, unknown> = {}, team?: string) {
     const teamId = team ?? (await f.t.team(f.owner.id)).id;
-    const res = await f.t.inject({ method: 'POST', url: `/api/v1/teams/${teamId}/webhooks/`, headers: bearer(f.token), payload: { url: r.url, events: ['*'], ...body } });
+    const res = await f.t.inject({
+      method: 'POST',
+      url: `/api/v1/teams/${teamId}/webhooks/`,
+      headers: bearer(f.token),
+      payload: { url: r.url, events: ['*'], ...body },
+    });
     assert.equal(res.statusCode, 201, res.body);
     return { teamId, ...(res.json() as { id: string; secret: string; standard_webhooks: boolean }) };
   }
-  const path = (sub: { teamId: string; id: string }, rest = '') => `/api/v1/teams/${sub.teamId}/webhooks/${sub.id}/${rest}`;
+  const path = (sub: { teamId: string; id: string }, rest = '') =>
+    `/api/v1/teams/${sub.teamId}/webhooks/${sub.id}/${rest}`;
 
   before(async () => {
     f = await webhookFixture();
@@ -71,7 +78,11 @@ describe('Standard Webhooks', () => {
     assert.notEqual(tampered, got.body);
     assert.equal(standardVerifies(sub.secret, tampered, got), false);
     assert.equal(verifyWebhookSignature(sub.secret, got.headers['x-service-signature'] as string, tampered), false);
-    assert.equal(standardVerifies(Buffer.alloc(32, 7).toString('base64'), got.body, got), false, 'another secret fails');
+    assert.equal(
+      standardVerifies(Buffer.alloc(32, 7).toString('base64'), got.body, got),
+      false,
+      'another secret fails',
+    );
   });
 
   it('the same webhook-id on every retry; after a rotation both secrets verify during the overlap', async () => {
@@ -111,16 +122,29 @@ describe('Standard Webhooks', () => {
     const [without] = await off.waitFor(1);
     for (const name of STANDARD_HEADERS) assert.equal(without.headers[name], undefined, name);
     assert.equal(without.body, withHeaders.body, 'the body is byte-identical');
-    assert.equal(verifyWebhookSignature(subOff.secret, without.headers['x-service-signature'] as string, without.body), true);
+    assert.equal(
+      verifyWebhookSignature(subOff.secret, without.headers['x-service-signature'] as string, without.body),
+      true,
+    );
 
-    const patched = await f.t.inject({ method: 'PATCH', url: path(subOff), headers: bearer(f.token), payload: { standard_webhooks: true } });
+    const patched = await f.t.inject({
+      method: 'PATCH',
+      url: path(subOff),
+      headers: bearer(f.token),
+      payload: { standard_webhooks: true },
+    });
     assert.equal(patched.statusCode, 200, patched.body);
     assert.equal(patched.json().standard_webhooks, true);
     await f.emit('team.member.added', memberAdded, subOff.teamId);
     const again = (await off.waitFor(2))[1];
     assert.equal(standardVerifies(subOff.secret, again.body, again), true);
 
-    const bad = await f.t.inject({ method: 'PATCH', url: path(subOff), headers: bearer(f.token), payload: { standard_webhooks: 'yes' } });
+    const bad = await f.t.inject({
+      method: 'PATCH',
+      url: path(subOff),
+      headers: bearer(f.token),
+      payload: { standard_webhooks: 'yes' },
+    });
     assert.equal(bad.statusCode, 400);
   });
 
@@ -129,11 +153,15 @@ describe('Standard Webhooks', () => {
     const sub = await subscribe(r);
     r.answer = () => ({ status: 410 });
     await f.emit('team.member.added', memberAdded, sub.teamId);
-    const view = await eventually(async () => {
-      const res = await f.t.inject({ url: path(sub), headers: bearer(f.token) });
-      const json = res.json() as { is_active: boolean; disabled_reason: string; disabled_at: string | null };
-      return !json.is_active && json;
-    }, 20_000, 'the subscription disabled');
+    const view = await eventually(
+      async () => {
+        const res = await f.t.inject({ url: path(sub), headers: bearer(f.token) });
+        const json = res.json() as { is_active: boolean; disabled_reason: string; disabled_at: string | null };
+        return !json.is_active && json;
+      },
+      20_000,
+      'the subscription disabled',
+    );
     assert.match(view.disabled_reason, /410 Gone/);
     assert.ok(view.disabled_at);
     const rows = await eventually(async () => {
@@ -150,17 +178,31 @@ describe('Standard Webhooks', () => {
       .execute();
     assert.equal(audit.length, 1);
     assert.equal(audit[0].actor_type, 'system');
-    assert.deepEqual(JSON.parse(audit[0].data), { is_active: { before: true, after: false }, reason: view.disabled_reason, consecutive_failures: 1, status_code: 410 });
+    assert.deepEqual(JSON.parse(audit[0].data), {
+      is_active: { before: true, after: false },
+      reason: view.disabled_reason,
+      consecutive_failures: 1,
+      status_code: 410,
+    });
   });
 
   const nextAttemptDelay = async (subscriptionId: string) => {
-    const [failed, next] = await eventually(async () => {
-      const rows = await f.deliveries(subscriptionId);
-      return rows.length >= 2 && rows[0].status === 'failed' && rows;
-    }, 20_000, 'the first attempt failed');
+    const [failed, next] = await eventually(
+      async () => {
+        const rows = await f.deliveries(subscriptionId);
+        return rows.length >= 2 && rows[0].status === 'failed' && rows;
+      },
+      20_000,
+      'the first attempt failed',
+    );
     assert.equal(next.attempt, 2, 'the attempt count is unchanged');
     const delay = (Date.parse(failed.next_retry_at!) - Date.parse(failed.created_at)) / 1000;
-    if (delay > 1) assert.deepEqual([next.status, next.next_retry_at], ['pending', failed.next_retry_at], 'the next attempt waits for that time');
+    if (delay > 1)
+      assert.deepEqual(
+        [next.status, next.next_retry_at],
+        ['pending', failed.next_retry_at],
+        'the next attempt waits for that time',
+      );
     return delay;
   };
 

@@ -15,8 +15,14 @@ describe('verifyWebhookSignature', () => {
     assert.equal(verifyWebhookSignature(secret, header, Buffer.from(body)), true);
   });
   it('accepts when any v1 matches (rotation overlap), in either position', () => {
-    assert.equal(verifyWebhookSignature(secret, `t=${now},v1=${sign('other', now)},v1=${sign(secret, now)}`, body), true);
-    assert.equal(verifyWebhookSignature('other', `t=${now},v1=${sign('other', now)},v1=${sign(secret, now)}`, body), true);
+    assert.equal(
+      verifyWebhookSignature(secret, `t=${now},v1=${sign('other', now)},v1=${sign(secret, now)}`, body),
+      true,
+    );
+    assert.equal(
+      verifyWebhookSignature('other', `t=${now},v1=${sign('other', now)},v1=${sign(secret, now)}`, body),
+      true,
+    );
   });
   it('refuses a changed body, another secret, a stale or future timestamp, and malformed headers', () => {
     assert.equal(verifyWebhookSignature(secret, `t=${now},v1=${sign(secret, now)}`, body + ' '), false);
@@ -24,8 +30,20 @@ describe('verifyWebhookSignature', () => {
     assert.equal(verifyWebhookSignature(secret, `t=${now - 301},v1=${sign(secret, now - 301)}`, body), false);
     assert.equal(verifyWebhookSignature(secret, `t=${now - 299},v1=${sign(secret, now - 299)}`, body), true);
     assert.equal(verifyWebhookSignature(secret, `t=${now + 400},v1=${sign(secret, now + 400)}`, body), false);
-    assert.equal(verifyWebhookSignature(secret, `t=${now - 50},v1=${sign(secret, now - 50)}`, body, { toleranceSeconds: 10 }), false);
-    for (const header of [undefined, '', 'garbage', `v1=${sign(secret, now)}`, `t=${now}`, `t=abc,v1=${sign(secret, now)}`, `t=${now},v1=zz`, `t=${now},v0=${sign(secret, now)}`]) {
+    assert.equal(
+      verifyWebhookSignature(secret, `t=${now - 50},v1=${sign(secret, now - 50)}`, body, { toleranceSeconds: 10 }),
+      false,
+    );
+    for (const header of [
+      undefined,
+      '',
+      'garbage',
+      `v1=${sign(secret, now)}`,
+      `t=${now}`,
+      `t=abc,v1=${sign(secret, now)}`,
+      `t=${now},v1=zz`,
+      `t=${now},v0=${sign(secret, now)}`,
+    ]) {
       assert.equal(verifyWebhookSignature(secret, header, body), false, String(header));
     }
   });

@@ -7,7 +7,10 @@ import { existsSync } from 'node:fs';
 const source = new URL('../src/main.ts', import.meta.url);
 if (existsSync(source)) {
   const { registerHooks } = await import('node:module');
-  registerHooks({ resolve: (specifier, context, next) => next(specifier, { ...context, conditions: [...context.conditions, 'svc-source'] }) });
+  registerHooks({
+    resolve: (specifier, context, next) =>
+      next(specifier, { ...context, conditions: [...context.conditions, 'svc-source'] }),
+  });
   await (await import(source.href)).main();
 } else {
   await (await import(new URL('../dist/svc-cli.mjs', import.meta.url).href)).main();

@@ -3,7 +3,10 @@
 // set, as many tools allow; otherwise the platform's opener.
 import { spawn } from 'node:child_process';
 
-export function browserCommand(env: Record<string, string | undefined>, platform: NodeJS.Platform = process.platform): [string, string[]] | null {
+export function browserCommand(
+  env: Record<string, string | undefined>,
+  platform: NodeJS.Platform = process.platform,
+): [string, string[]] | null {
   if (platform === 'win32') return [env.BROWSER || 'explorer', []];
   if (platform === 'darwin') return [env.BROWSER || 'open', []];
   if (!env.DISPLAY && !env.WAYLAND_DISPLAY) return null;
@@ -15,7 +18,11 @@ export function openBrowser(url: string, env: Record<string, string | undefined>
   const command = browserCommand(env);
   if (!command) return false;
   try {
-    const child = spawn(command[0], [...command[1], url], { detached: true, stdio: 'ignore', env: env as NodeJS.ProcessEnv });
+    const child = spawn(command[0], [...command[1], url], {
+      detached: true,
+      stdio: 'ignore',
+      env: env as NodeJS.ProcessEnv,
+    });
     child.on('error', () => {});
     child.unref();
     return true;

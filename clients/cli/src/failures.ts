@@ -37,11 +37,15 @@ export function describeFailure(error: unknown): { code: number; lines: string[]
     const lines = [`svc-cli: ${error.title}${detail}${hint}`, ...error.errors.map((e) => `  ${e.field}: ${e.message}`)];
     return { code, lines };
   }
-  if (error instanceof CliFailure) return { code: error.code, lines: [`svc-cli: ${error.message}`, ...error.details.map((d) => `  ${d}`)] };
+  if (error instanceof CliFailure)
+    return { code: error.code, lines: [`svc-cli: ${error.message}`, ...error.details.map((d) => `  ${d}`)] };
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
   if (error instanceof TypeError && cause) {
     // fetch's "fetch failed": the useful part is the cause (ECONNREFUSED, ENOTFOUND, …).
-    return { code: EXIT.failure, lines: [`svc-cli: cannot reach the server: ${cause.code ?? cause.message ?? 'network error'}`] };
+    return {
+      code: EXIT.failure,
+      lines: [`svc-cli: cannot reach the server: ${cause.code ?? cause.message ?? 'network error'}`],
+    };
   }
   return { code: EXIT.failure, lines: [`svc-cli: ${(error as Error)?.message ?? String(error)}`] };
 }

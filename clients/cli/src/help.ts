@@ -4,7 +4,7 @@ import { paint, type Io } from './io.ts';
 
 export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   profile: { type: 'string', help: 'the NAME of the credentials in hosts.json (default: SVC_PROFILE or "default")' },
-  json: { type: 'boolean', help: 'print the API\'s JSON (lists as arrays) instead of a table' },
+  json: { type: 'boolean', help: "print the API's JSON (lists as arrays) instead of a table" },
   help: { type: 'boolean', short: 'h', help: 'show help' },
 };
 
@@ -31,11 +31,12 @@ export function printOverview(io: Io, commands: Command[], version: string): voi
   for (const command of commands) io.out(commandLine(command, width));
   io.out('');
   io.out(paint(io, 'bold', 'Options:'));
-  for (const line of optionLines({ ...GLOBAL_OPTIONS, version: { type: 'boolean', help: 'print the version' } })) io.out(line);
+  for (const line of optionLines({ ...GLOBAL_OPTIONS, version: { type: 'boolean', help: 'print the version' } }))
+    io.out(line);
   io.out('');
   io.out('Environment: SVC_TOKEN (a token; overrides hosts.json), SVC_URL (the server), SVC_PROFILE, NO_COLOR.');
   io.out('Exit codes: 0 ok, 1 failure, 2 usage, 4 authentication needed or refused.');
-  io.out('`svc-cli <command> --help` shows a command\'s options.');
+  io.out("`svc-cli <command> --help` shows a command's options.");
 }
 
 export function printGroup(io: Io, group: string, commands: Command[]): void {

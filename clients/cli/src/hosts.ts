@@ -90,7 +90,8 @@ export async function withLock<T>(dir: string, fn: () => Promise<T>): Promise<T>
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const age = Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
       if (age > LOCK_STALE_MS) fs.rmSync(lock, { force: true });
-      else if (Date.now() > deadline) throw new CliFailure(1, `${lock} is held by another svc-cli; remove it if none is running`);
+      else if (Date.now() > deadline)
+        throw new CliFailure(1, `${lock} is held by another svc-cli; remove it if none is running`);
       else await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }

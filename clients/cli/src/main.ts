@@ -16,7 +16,11 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 function parseOptions(specs: Command['options']): Options {
   const options: Options = {};
   for (const [name, spec] of Object.entries({ ...specs, ...GLOBAL_OPTIONS })) {
-    options[name] = { type: spec.type, ...(spec.short ? { short: spec.short } : {}), ...(spec.multiple ? { multiple: true } : {}) };
+    options[name] = {
+      type: spec.type,
+      ...(spec.short ? { short: spec.short } : {}),
+      ...(spec.multiple ? { multiple: true } : {}),
+    };
   }
   return options;
 }
@@ -59,13 +63,17 @@ export async function run(argv: string[], io: Io): Promise<number> {
         printGroup(io, words[0], group);
         return EXIT.ok;
       }
-      throw new UsageError(`unknown command "${words.join(' ')}": \`svc-cli ${group.length > 0 ? `${words[0]} ` : ''}--help\` lists them`);
+      throw new UsageError(
+        `unknown command "${words.join(' ')}": \`svc-cli ${group.length > 0 ? `${words[0]} ` : ''}--help\` lists them`,
+      );
     }
     let parsed;
     try {
       parsed = parseArgs({ args: rest, options: parseOptions(command.options), allowPositionals: true, strict: true });
     } catch (error) {
-      throw new UsageError(`${(error as Error).message.replace(/\. To specify a positional argument.*$/s, '')} (see \`svc-cli ${command.path.join(' ')} --help\`)`);
+      throw new UsageError(
+        `${(error as Error).message.replace(/\. To specify a positional argument.*$/s, '')} (see \`svc-cli ${command.path.join(' ')} --help\`)`,
+      );
     }
     const { values, positionals } = parsed;
     if (values.help) {
@@ -75,13 +83,22 @@ export async function run(argv: string[], io: Io): Promise<number> {
     const { min, max } = command.args;
     if (positionals.length < min || positionals.length > max) {
       const usage = `svc-cli ${command.path.join(' ')}${command.usage ? ` ${command.usage}` : ''}`;
-      throw new UsageError(`${positionals.length < min ? 'missing arguments' : `unexpected argument "${positionals[max]}"`}: usage: ${usage}`);
+      throw new UsageError(
+        `${positionals.length < min ? 'missing arguments' : `unexpected argument "${positionals[max]}"`}: usage: ${usage}`,
+      );
     }
     const profileName = (typeof values.profile === 'string' ? values.profile : io.env.SVC_PROFILE) || 'default';
-    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(profileName)) throw new UsageError(`--profile must be 1 to 64 letters, digits, ".", "_" or "-"`);
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(profileName))
+      throw new UsageError(`--profile must be 1 to 64 letters, digits, ".", "_" or "-"`);
     const dir = configDir(io.env);
     let session: Session | null = null;
-    const ctx: Context = { io, json: values.json === true, profileName, configDir: dir, session: () => (session ??= openSession(io, dir, profileName)) };
+    const ctx: Context = {
+      io,
+      json: values.json === true,
+      profileName,
+      configDir: dir,
+      session: () => (session ??= openSession(io, dir, profileName)),
+    };
     await command.run(ctx, { values, positionals });
     return EXIT.ok;
   } catch (error) {

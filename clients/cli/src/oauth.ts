@@ -38,7 +38,11 @@ export class OAuthError extends Error {
 async function postForm<T>(url: string, form: Record<string, string>): Promise<T> {
   const res = await fetch(url, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json', 'User-Agent': `svc-cli/${VERSION}` },
+    headers: {
+      'Content-Type': 'application/x-www-form-urlencoded',
+      Accept: 'application/json',
+      'User-Agent': `svc-cli/${VERSION}`,
+    },
     body: new URLSearchParams(form),
   });
   const text = await res.text();
@@ -49,8 +53,14 @@ async function postForm<T>(url: string, form: Record<string, string>): Promise<T
     // Not JSON (a proxy's error page): reported by status below.
   }
   if (!res.ok) {
-    const error = typeof body.error === 'string' ? body.error : typeof body.title === 'string' ? body.title : `HTTP ${res.status}`;
-    const description = typeof body.error_description === 'string' ? body.error_description : typeof body.detail === 'string' ? body.detail : undefined;
+    const error =
+      typeof body.error === 'string' ? body.error : typeof body.title === 'string' ? body.title : `HTTP ${res.status}`;
+    const description =
+      typeof body.error_description === 'string'
+        ? body.error_description
+        : typeof body.detail === 'string'
+          ? body.detail
+          : undefined;
     throw new OAuthError(res.status, error, description);
   }
   return body as T;
@@ -65,10 +75,18 @@ export function pollDeviceToken(server: string, deviceCode: string): Promise<Tok
 }
 
 export function refreshTokens(server: string, refreshToken: string): Promise<TokenSet> {
-  return postForm(`${server}/o/token/`, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: CLIENT_ID });
+  return postForm(`${server}/o/token/`, {
+    grant_type: 'refresh_token',
+    refresh_token: refreshToken,
+    client_id: CLIENT_ID,
+  });
 }
 
 /** RFC 7009: the service ends the whole authorization when either token is revoked. */
-export async function revokeToken(server: string, token: string, hint: 'access_token' | 'refresh_token'): Promise<void> {
+export async function revokeToken(
+  server: string,
+  token: string,
+  hint: 'access_token' | 'refresh_token',
+): Promise<void> {
   await postForm(`${server}/o/revoke/`, { token, token_type_hint: hint, client_id: CLIENT_ID });
 }

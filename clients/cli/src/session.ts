@@ -24,7 +24,8 @@ export interface Session {
 
 export function normaliseServer(url: string): string {
   const parsed = URL.parse(url);
-  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) throw new UsageError(`the server must be an http(s) URL, not "${url}"`);
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:'))
+    throw new UsageError(`the server must be an http(s) URL, not "${url}"`);
   return parsed.origin;
 }
 
@@ -33,10 +34,14 @@ export function serverOf(io: Io, profile: Profile | undefined): string {
   return normaliseServer(io.env.SVC_URL || profile?.url || DEFAULT_SERVER);
 }
 
-const expired = (profile: Profile) => profile.expires_at !== undefined && Date.parse(profile.expires_at) - EXPIRY_MARGIN_MS <= Date.now();
+const expired = (profile: Profile) =>
+  profile.expires_at !== undefined && Date.parse(profile.expires_at) - EXPIRY_MARGIN_MS <= Date.now();
 
 /** Profile data from a token answer (expires_at from expires_in). */
-export function withTokens(profile: Profile, tokens: { access_token: string; refresh_token?: string; expires_in?: number; scope?: string }): Profile {
+export function withTokens(
+  profile: Profile,
+  tokens: { access_token: string; refresh_token?: string; expires_in?: number; scope?: string },
+): Profile {
   return {
     ...profile,
     access_token: tokens.access_token,
@@ -58,7 +63,9 @@ async function refresh(dir: string, name: string, stale: Profile): Promise<Profi
       tokens = await refreshTokens(latest.url, latest.refresh_token);
     } catch (error) {
       if (error instanceof OAuthError) {
-        throw new AuthRequired(`the login to ${latest.url} has expired or was revoked (${error.error}): run \`svc-cli login\``);
+        throw new AuthRequired(
+          `the login to ${latest.url} has expired or was revoked (${error.error}): run \`svc-cli login\``,
+        );
       }
       throw error;
     }
@@ -77,7 +84,9 @@ export function openSession(io: Io, dir: string, name: string): Session {
     createClient({ baseUrl: server, token, onUnauthorized, userAgent: `svc-cli/${VERSION}` });
   if (envToken) return { server, source: 'env', profile: stored ?? null, client: client(envToken) };
   if (!stored || (io.env.SVC_URL && normaliseServer(stored.url) !== server)) {
-    throw new AuthRequired(`not logged in to ${server}: run \`svc-cli login${name === 'default' ? '' : ` --profile ${name}`}\` (or set SVC_TOKEN)`);
+    throw new AuthRequired(
+      `not logged in to ${server}: run \`svc-cli login${name === 'default' ? '' : ` --profile ${name}`}\` (or set SVC_TOKEN)`,
+    );
   }
   let current = stored;
   const refreshable = current.auth === 'oauth' && current.refresh_token !== undefined;

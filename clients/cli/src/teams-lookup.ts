@@ -17,7 +17,9 @@ export const BY_CURSOR: Record<string, string> = { page_size: '200' };
 export async function memberId(client: SvcClient, team: string, ref: string): Promise<number> {
   if (/^\d+$/.test(ref)) return Number(ref);
   const email = ref.toLowerCase();
-  for await (const member of client.paginate('/api/v1/teams/{id}/members/', { params: { path: { id: team }, query: BY_CURSOR } })) {
+  for await (const member of client.paginate('/api/v1/teams/{id}/members/', {
+    params: { path: { id: team }, query: BY_CURSOR },
+  })) {
     if (member.email.toLowerCase() === email) return member.id;
   }
   throw new CliFailure(1, `no member "${ref}" in this team (give a user id or an e-mail address)`);

@@ -56,7 +56,9 @@ describe('svc-cli', () => {
       assert.equal(await page.locator('.client-name').textContent(), 'svc-cli');
       await page.click(`#${choice}`);
       // The answer page, before the browser goes away (a closed page could cancel the form's POST).
-      await page.locator('main', { hasText: choice === 'approve' ? /svc-cli is connected/ : /not connected/ }).waitFor();
+      await page
+        .locator('main', { hasText: choice === 'approve' ? /svc-cli is connected/ : /not connected/ })
+        .waitFor();
     } finally {
       await context.close();
     }
@@ -68,7 +70,11 @@ describe('svc-cli', () => {
 
   it('login: the device flow, approved in the browser it opened; hosts.json 0600 in a 0700 directory', async () => {
     const opener = fakeOpener(home.home);
-    const child = spawnCli(['login', '--url', t.base], { ...env(), DISPLAY: ':99', PATH: `${opener.bin}:${process.env.PATH}` });
+    const child = spawnCli(['login', '--url', t.base], {
+      ...env(),
+      DISPLAY: ':99',
+      PATH: `${opener.bin}:${process.env.PATH}`,
+    });
     // A browser login (argon2 password check included) can take a while on a busy machine.
     const done = finished(child, 100_000);
     // The address and the code, each alone on its line of stderr.
@@ -91,7 +97,13 @@ describe('svc-cli', () => {
     assert.match(profile.refresh_token, /^[A-Za-z0-9_-]{43}$/);
     const lifetime = Date.parse(profile.expires_at) - Date.now();
     assert.ok(lifetime > 0 && lifetime <= ACCESS_TTL * 1000, `expires in ${lifetime} ms`);
-    assert.equal(profile.scope, t.ctx.scopes.names().filter((s) => s !== 'admin').join(' '));
+    assert.equal(
+      profile.scope,
+      t.ctx.scopes
+        .names()
+        .filter((s) => s !== 'admin')
+        .join(' '),
+    );
     assert.deepEqual(fs.readdirSync(path.dirname(hostsFile())), ['hosts.json'], 'no temporary file or lock left');
   });
 
@@ -119,23 +131,35 @@ describe('svc-cli', () => {
     assert.equal(listed.code, 0, listed.stderr);
     assert.equal(listed.stdout, `${team.id}\tRocket Crew\t${team.slug}\towner\n`, 'tab-separated when not a terminal');
     const listedJson = JSON.parse((await cli(['teams', 'list', '--json'], env())).stdout);
-    assert.deepEqual(listedJson.map((t: { id: string }) => t.id), [team.id], 'a JSON array of the items');
+    assert.deepEqual(
+      listedJson.map((t: { id: string }) => t.id),
+      [team.id],
+      'a JSON array of the items',
+    );
     const shown = await cli(['teams', 'show', team.slug], env());
     assert.equal(shown.code, 0, shown.stderr);
     assert.match(shown.stdout, new RegExp(`^id\\t${team.id}\\nname\\tRocket Crew\\n`));
     const members = JSON.parse((await cli(['members', 'list', team.slug, '--json'], env())).stdout);
-    assert.deepEqual(members.map((m: { email: string; role: string }) => [m.email, m.role]), [[user.email, 'owner']]);
+    assert.deepEqual(
+      members.map((m: { email: string; role: string }) => [m.email, m.role]),
+      [[user.email, 'owner']],
+    );
   });
 
   it('invitations create: the invitation is made and its e-mail written', async () => {
-    const result = await cli(['invitations', 'create', team.slug, 'newcomer@example.org', '--role', 'admin', '--json'], env());
+    const result = await cli(
+      ['invitations', 'create', team.slug, 'newcomer@example.org', '--role', 'admin', '--json'],
+      env(),
+    );
     assert.equal(result.code, 0, result.stderr);
     const invitation = JSON.parse(result.stdout);
     assert.equal(invitation.email, 'newcomer@example.org');
     assert.equal(invitation.role, 'admin');
     assert.equal(invitation.status, 'pending');
     await sendQueuedMail(t.ctx);
-    const mail = readMailbox(t.env.SERVICE_DATA_DIR).filter((m) => m.headers.get('to')?.includes('newcomer@example.org'));
+    const mail = readMailbox(t.env.SERVICE_DATA_DIR).filter((m) =>
+      m.headers.get('to')?.includes('newcomer@example.org'),
+    );
     assert.equal(mail.length, 1);
     assert.match(mail[0].headers.get('subject') ?? '', /invited you to join Rocket Crew/);
     const listed = await cli(['invitations', 'list', team.id], env());
@@ -143,7 +167,10 @@ describe('svc-cli', () => {
   });
 
   it('webhooks create: the signing secret is printed once, never again', async () => {
-    const created = await cli(['webhooks', 'create', team.slug, '--url', 'https://127.0.0.1:9/hook', '--event', 'team.member.added'], env());
+    const created = await cli(
+      ['webhooks', 'create', team.slug, '--url', 'https://127.0.0.1:9/hook', '--event', 'team.member.added'],
+      env(),
+    );
     assert.equal(created.code, 0, created.stderr);
     const id = /^id\t(\S+)$/m.exec(created.stdout)![1];
     const secret = /^secret\t(\S+)$/m.exec(created.stdout)?.[1];
@@ -182,7 +209,7 @@ describe('svc-cli', () => {
     const result = await cli(['whoami', '--json'], { ...env(), SVC_TOKEN: token });
     assert.equal(result.code, 0, result.stderr);
     assert.equal(JSON.parse(result.stdout).email, other.email);
-    assert.equal(JSON.parse(result.stdout).scopes, null, 'a personal access token\'s scopes are not known here');
+    assert.equal(JSON.parse(result.stdout).scopes, null, "a personal access token's scopes are not known here");
     const closed = await new Promise<number>((resolve) => {
       const server = net.createServer().listen(0, '127.0.0.1', () => {
         const { port } = server.address() as net.AddressInfo;
@@ -197,7 +224,11 @@ describe('svc-cli', () => {
   it('an expired access token is refreshed: the rotated pair replaces the old one in hosts.json', async () => {
     const before = stored();
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, Date.parse(before.expires_at) - Date.now()) + 500));
-    assert.equal((await get(`${t.base}/api/v1/me/`, { authorization: `Bearer ${before.access_token}` })).status, 401, 'it has expired');
+    assert.equal(
+      (await get(`${t.base}/api/v1/me/`, { authorization: `Bearer ${before.access_token}` })).status,
+      401,
+      'it has expired',
+    );
     const result = await cli(['whoami'], env());
     assert.equal(result.code, 0, result.stderr);
     const afterwards = stored();
@@ -205,22 +236,36 @@ describe('svc-cli', () => {
     assert.notEqual(afterwards.refresh_token, before.refresh_token, 'rotated');
     assert.ok(Date.parse(afterwards.expires_at) > Date.now());
     assert.equal(fs.statSync(hostsFile()).mode & 0o777, 0o600);
-    assert.equal((await get(`${t.base}/api/v1/me/`, { authorization: `Bearer ${afterwards.access_token}` })).status, 200);
+    assert.equal(
+      (await get(`${t.base}/api/v1/me/`, { authorization: `Bearer ${afterwards.access_token}` })).status,
+      200,
+    );
   });
 
   it('a refresh that fails ends with exit 4 and says to log in again', async () => {
     const hosts = JSON.parse(fs.readFileSync(hostsFile(), 'utf8'));
-    hosts.profiles.stale = { ...hosts.profiles.default, refresh_token: 'x'.repeat(43), expires_at: new Date(Date.now() - 1000).toISOString() };
+    hosts.profiles.stale = {
+      ...hosts.profiles.default,
+      refresh_token: 'x'.repeat(43),
+      expires_at: new Date(Date.now() - 1000).toISOString(),
+    };
     fs.writeFileSync(hostsFile(), JSON.stringify(hosts));
     const result = await cli(['whoami', '--profile', 'stale'], env());
     assert.equal(result.code, 4);
-    assert.match(result.stderr, /^svc-cli: the login to http:\/\/127\.0\.0\.1:\d+ has expired or was revoked \(invalid_grant\): run `svc-cli login`\n$/);
+    assert.match(
+      result.stderr,
+      /^svc-cli: the login to http:\/\/127\.0\.0\.1:\d+ has expired or was revoked \(invalid_grant\): run `svc-cli login`\n$/,
+    );
   });
 
   it('on a terminal: an aligned table with a bold header; no colour with NO_COLOR', async () => {
     // script(1) runs the command on a pseudo-terminal.
     const onTty = async (extra: Record<string, string>) =>
-      (await promisify(execFile)('script', ['-qec', `${process.execPath} ${BIN} teams list`, '/dev/null'], { env: { PATH: process.env.PATH, TERM: 'xterm', ...env(), ...extra } })).stdout.replace(/\r\n/g, '\n');
+      (
+        await promisify(execFile)('script', ['-qec', `${process.execPath} ${BIN} teams list`, '/dev/null'], {
+          env: { PATH: process.env.PATH, TERM: 'xterm', ...env(), ...extra },
+        })
+      ).stdout.replace(/\r\n/g, '\n');
     const coloured = await onTty({});
     assert.ok(coloured.startsWith('\u001b[1mID'), JSON.stringify(coloured));
     const plain = await onTty({ NO_COLOR: '1' });
@@ -243,7 +288,13 @@ describe('svc-cli', () => {
     assert.equal(invalid.code, 1);
     assert.match(invalid.stderr, /^svc-cli: Bad Request: .+\n {2}name: .+\n$/);
 
-    for (const args of [['teams', 'create'], ['teams', 'list', '--bogus'], ['nothing'], ['members', 'set-role', team.slug, user.email, 'boss'], ['api', 'GET', 'no-slash']]) {
+    for (const args of [
+      ['teams', 'create'],
+      ['teams', 'list', '--bogus'],
+      ['nothing'],
+      ['members', 'set-role', team.slug, user.email, 'boss'],
+      ['api', 'GET', 'no-slash'],
+    ]) {
       const usage = await cli(args, env());
       assert.equal(usage.code, 2, `${args.join(' ')}: ${usage.stderr}`);
       assert.match(usage.stderr, /^svc-cli: .+\n$/);
@@ -268,7 +319,11 @@ describe('svc-cli', () => {
     const elsewhere = tempHome();
     const opener = fakeOpener(elsewhere.home);
     try {
-      const child = spawnCli(['login', '--url', t.base, '--no-browser', '--scopes', 'read:profile'], { ...elsewhere.env, DISPLAY: ':99', PATH: `${opener.bin}:${process.env.PATH}` });
+      const child = spawnCli(['login', '--url', t.base, '--no-browser', '--scopes', 'read:profile'], {
+        ...elsewhere.env,
+        DISPLAY: ':99',
+        PATH: `${opener.bin}:${process.env.PATH}`,
+      });
       const done = finished(child, 100_000);
       const [, uri, code] = await stderrMatch(child, /^(http:\/\/\S+)\n.*\n([B-Z]{4}-[B-Z]{4})\n/m);
       await answerInBrowser(uri, code, 'deny');
@@ -289,7 +344,11 @@ describe('svc-cli', () => {
     assert.match(result.stderr, /Logged out of http:\/\/127\.0\.0\.1:\d+\./);
     assert.equal(JSON.parse(fs.readFileSync(hostsFile(), 'utf8')).profiles.default, undefined);
     assert.equal((await get(`${t.base}/api/v1/me/`, { authorization: `Bearer ${before.access_token}` })).status, 401);
-    const refresh = await postForm(`${t.base}/o/token/`, { grant_type: 'refresh_token', refresh_token: before.refresh_token, client_id: 'svc-cli' });
+    const refresh = await postForm(`${t.base}/o/token/`, {
+      grant_type: 'refresh_token',
+      refresh_token: before.refresh_token,
+      client_id: 'svc-cli',
+    });
     assert.equal(refresh.body.error, 'invalid_grant');
     assert.equal((await cli(['whoami'], env())).code, 4);
   });

@@ -19,7 +19,12 @@ export interface Run {
 export function tempHome(): { home: string; config: string; env: Record<string, string>; remove(): void } {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-'));
   const config = path.join(home, 'xdg');
-  return { home, config, env: { HOME: home, XDG_CONFIG_HOME: config }, remove: () => fs.rmSync(home, { recursive: true, force: true }) };
+  return {
+    home,
+    config,
+    env: { HOME: home, XDG_CONFIG_HOME: config },
+    remove: () => fs.rmSync(home, { recursive: true, force: true }),
+  };
 }
 
 export function spawnCli(args: string[], env: Record<string, string>, stdin?: string): ChildProcess {
@@ -75,5 +80,8 @@ export function fakeOpener(home: string): { bin: string; opened(): string[] } {
   const record = path.join(home, 'opened.txt');
   fs.mkdirSync(bin, { recursive: true });
   fs.writeFileSync(path.join(bin, 'xdg-open'), `#!/bin/sh\necho "$1" >> '${record}'\n`, { mode: 0o755 });
-  return { bin, opened: () => (fs.existsSync(record) ? fs.readFileSync(record, 'utf8').split('\n').filter(Boolean) : []) };
+  return {
+    bin,
+    opened: () => (fs.existsSync(record) ? fs.readFileSync(record, 'utf8').split('\n').filter(Boolean) : []),
+  };
 }

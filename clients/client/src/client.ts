@@ -15,13 +15,20 @@ export interface ClientOptions extends TransportOptions {
 
 // openapi-fetch's rule for the options argument: required exactly when the operation has a required
 // parameter or body (its own InitParam, which the library does not export).
-type InitParam<Init> = RequiredKeysOf<Init> extends never ? [(Init & { [key: string]: unknown })?] : [Init & { [key: string]: unknown }];
+type InitParam<Init> =
+  RequiredKeysOf<Init> extends never ? [(Init & { [key: string]: unknown })?] : [Init & { [key: string]: unknown }];
 
 /** The data of a 2xx answer; `undefined` for an answer without a body (204, 202 without content). */
-export type ResponseData<Operation, Init> = Operation extends Record<string | number, any> ? OrUndefined<NonNullable<FetchResponse<Operation, Init, MediaType>['data']>> : never;
+export type ResponseData<Operation, Init> =
+  Operation extends Record<string | number, any>
+    ? OrUndefined<NonNullable<FetchResponse<Operation, Init, MediaType>['data']>>
+    : never;
 type OrUndefined<Data> = [Data] extends [never] ? undefined : Data;
 
-export type ApiMethod<Method extends HttpMethod> = <Path extends PathsWithMethod<paths, Method>, Init extends MaybeOptionalInit<paths[Path], Method>>(
+export type ApiMethod<Method extends HttpMethod> = <
+  Path extends PathsWithMethod<paths, Method>,
+  Init extends MaybeOptionalInit<paths[Path], Method>,
+>(
   url: Path,
   ...init: InitParam<Init>
 ) => Promise<ResponseData<paths[Path][Method], Init>>;
@@ -47,9 +54,15 @@ export interface SvcClient {
   PATCH: ApiMethod<'patch'>;
   DELETE: ApiMethod<'delete'>;
   /** Every item of a list, page after page (page-number and cursor lists alike: both give `next`). */
-  paginate<Path extends ListPath>(url: Path, ...init: InitParam<MaybeOptionalInit<paths[Path], 'get'>>): AsyncGenerator<ItemOf<Path>>;
+  paginate<Path extends ListPath>(
+    url: Path,
+    ...init: InitParam<MaybeOptionalInit<paths[Path], 'get'>>
+  ): AsyncGenerator<ItemOf<Path>>;
   /** Every page of a list, the answers as the API gives them. */
-  pages<Path extends ListPath>(url: Path, ...init: InitParam<MaybeOptionalInit<paths[Path], 'get'>>): AsyncGenerator<PageOf<Path>>;
+  pages<Path extends ListPath>(
+    url: Path,
+    ...init: InitParam<MaybeOptionalInit<paths[Path], 'get'>>
+  ): AsyncGenerator<PageOf<Path>>;
   /** Any request, untyped (like `svc-cli api`): a path under baseUrl, or a URL on the same origin. */
   request(method: string, pathOrUrl: string, options?: RawRequest): Promise<RawResponse>;
   /** The openapi-fetch client underneath: answers `{data, error, response}` and never throws on a status. */
@@ -74,7 +87,11 @@ export function createClient(options: ClientOptions): SvcClient {
 
   const call = (method: HttpMethod) =>
     (async (url: string, init?: object) => {
-      const request = raw.request as (m: string, u: string, i?: object) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
+      const request = raw.request as (
+        m: string,
+        u: string,
+        i?: object,
+      ) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
       const { data, error, response } = await request(method, url, init);
       // openapi-fetch has read the body: its JSON (or text) in `error`, undefined when it was empty.
       if (!response.ok) throw new ApiError(response, error ?? null);
@@ -85,7 +102,12 @@ export function createClient(options: ClientOptions): SvcClient {
     // A URL (a `next` link) is followed on the client's own origin: the service builds links from its
     // BASE_URL, which may name another host than the one this client was given, and the credential
     // must only go where the caller sent it.
-    const target = /^https?:\/\//i.test(pathOrUrl) ? (() => { const u = new URL(pathOrUrl); return new URL(u.pathname + u.search, origin); })() : new URL(baseUrl + pathOrUrl);
+    const target = /^https?:\/\//i.test(pathOrUrl)
+      ? (() => {
+          const u = new URL(pathOrUrl);
+          return new URL(u.pathname + u.search, origin);
+        })()
+      : new URL(baseUrl + pathOrUrl);
     for (const [key, value] of Object.entries(init.query ?? {})) {
       if (value === undefined) continue;
       for (const item of Array.isArray(value) ? value : [value]) target.searchParams.append(key, String(item));

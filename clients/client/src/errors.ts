@@ -26,14 +26,18 @@ export class ApiError extends Error {
     const problem = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
     const text = (value: unknown) => (typeof value === 'string' && value.length > 0 ? value : undefined);
     const title = text(problem.title) ?? text(problem.error) ?? (response.statusText || `HTTP ${response.status}`);
-    const detail = text(problem.detail) ?? text(problem.error_description) ?? (typeof body === 'string' ? body.slice(0, 200) : '');
+    const detail =
+      text(problem.detail) ?? text(problem.error_description) ?? (typeof body === 'string' ? body.slice(0, 200) : '');
     super(detail ? `${title}: ${detail}` : title);
     this.status = response.status;
     this.type = text(problem.type) ?? 'about:blank';
     this.title = title;
     this.detail = detail;
     this.errors = Array.isArray(problem.errors)
-      ? problem.errors.filter((e): e is FieldError => !!e && typeof e === 'object' && typeof e.field === 'string' && typeof e.message === 'string')
+      ? problem.errors.filter(
+          (e): e is FieldError =>
+            !!e && typeof e === 'object' && typeof e.field === 'string' && typeof e.message === 'string',
+        )
       : [];
     this.requestId = response.headers.get('x-request-id') ?? text(problem.request_id) ?? null;
     this.response = response;

@@ -1,7 +1,15 @@
 // svc-client: the typed client of the service's API (README.md).
 import type { components, operations, paths } from './schema.ts';
 
-export { createClient, type ApiMethod, type ClientOptions, type RawRequest, type RawResponse, type ResponseData, type SvcClient } from './client.ts';
+export {
+  createClient,
+  type ApiMethod,
+  type ClientOptions,
+  type RawRequest,
+  type RawResponse,
+  type ResponseData,
+  type SvcClient,
+} from './client.ts';
 export { ApiError, type FieldError } from './errors.ts';
 export type { ListPath, PageOf } from './pagination.ts';
 export { retryAfterMs, type TokenSource, type TransportOptions } from './transport.ts';

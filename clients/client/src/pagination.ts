@@ -11,7 +11,9 @@ type GetPath = PathsWithMethod<paths, 'get'>;
 export type PageOf<Path extends GetPath> = ResponseData<paths[Path]['get'], {}>;
 
 /** The GET paths that answer a paginated list (an envelope with `next` and `results`). */
-export type ListPath = { [Path in GetPath]: PageOf<Path> extends { next?: string | null; results: unknown[] } ? Path : never }[GetPath];
+export type ListPath = {
+  [Path in GetPath]: PageOf<Path> extends { next?: string | null; results: unknown[] } ? Path : never;
+}[GetPath];
 
 /** One item of a list. */
 export type ItemOf<Path extends ListPath> = PageOf<Path> extends { results: (infer Item)[] } ? Item : never;
@@ -20,7 +22,11 @@ interface Envelope {
   next?: string | null;
 }
 
-export async function* pagesOf<Path extends ListPath>(client: SvcClient, url: Path, init?: object): AsyncGenerator<PageOf<Path>> {
+export async function* pagesOf<Path extends ListPath>(
+  client: SvcClient,
+  url: Path,
+  init?: object,
+): AsyncGenerator<PageOf<Path>> {
   let page = (await (client.GET as (u: string, i?: object) => Promise<unknown>)(url, init)) as Envelope;
   yield page as PageOf<Path>;
   while (page.next) {

@@ -6,7 +6,8 @@
 // Idempotency-Key across attempts.
 import { VERSION } from './version.ts';
 
-export type TokenSource = string | null | undefined | (() => string | null | undefined | Promise<string | null | undefined>);
+export type TokenSource =
+  string | null | undefined | (() => string | null | undefined | Promise<string | null | undefined>);
 
 export interface TransportOptions {
   token?: TokenSource;
@@ -35,10 +36,14 @@ function sleep(ms: number, signal: AbortSignal | null): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    }, { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
   });
 }
 
@@ -55,18 +60,21 @@ export function createTransport(options: TransportOptions): (request: Request) =
   return async function transport(request: Request): Promise<Response> {
     const headers = new Headers(request.headers);
     headers.set('User-Agent', userAgent);
-    if (request.method === 'POST' && !headers.has('Idempotency-Key')) headers.set('Idempotency-Key', crypto.randomUUID());
+    if (request.method === 'POST' && !headers.has('Idempotency-Key'))
+      headers.set('Idempotency-Key', crypto.randomUUID());
     // The body is read once and sent again as it is on every attempt (a Request's body is a one-shot stream).
     const body = request.body ? await request.arrayBuffer() : undefined;
     const attempt = async () => {
       const token = await resolveToken(options.token);
       if (token) headers.set('Authorization', `Bearer ${token}`);
-      return send(new Request(request.url, { method: request.method, headers, body, signal: request.signal, redirect: 'manual' }));
+      return send(
+        new Request(request.url, { method: request.method, headers, body, signal: request.signal, redirect: 'manual' }),
+      );
     };
 
     let response = await attempt();
     let refreshed = false;
-    for (let retries = 0; ; ) {
+    for (let retries = 0; ;) {
       if (response.status === 401 && !refreshed && options.onUnauthorized) {
         refreshed = true;
         if (await options.onUnauthorized()) {

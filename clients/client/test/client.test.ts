@@ -50,12 +50,20 @@ async function startProxy(target: string, rule: ProxyRule) {
       res.writeHead(override.status, { 'Retry-After': override.retryAfter, 'Content-Type': 'text/plain' }).end('busy');
       return;
     }
-    const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => name !== 'host' && name !== 'connection')) as Record<string, string>;
-    const upstream = await fetch(target + req.url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
+    const headers = Object.fromEntries(
+      Object.entries(req.headers).filter(([name]) => name !== 'host' && name !== 'connection'),
+    ) as Record<string, string>;
+    const upstream = await fetch(target + req.url, {
+      method: req.method,
+      headers,
+      body: chunks.length ? Buffer.concat(chunks) : undefined,
+    });
     const body = Buffer.from(await upstream.arrayBuffer());
     if (override) {
       // The service did the work; its answer is lost on the way back.
-      res.writeHead(override.status, { 'Retry-After': override.retryAfter, 'Content-Type': 'text/plain' }).end('bad gateway day');
+      res
+        .writeHead(override.status, { 'Retry-After': override.retryAfter, 'Content-Type': 'text/plain' })
+        .end('bad gateway day');
       return;
     }
     res.writeHead(upstream.status, Object.fromEntries(upstream.headers)).end(body);
@@ -98,7 +106,11 @@ describe('svc-client against the service', () => {
     const team = await client.POST('/api/v1/teams/', { body: { name: 'Typed Team' } });
     assert.equal(team.name, 'Typed Team');
     assert.match(recorder.sent[1].headers.get('idempotency-key') ?? '', /^[0-9a-f-]{36}$/, 'every POST carries a key');
-    const removed = await client.DELETE('/api/v1/teams/{team_id}/invitations/{id}/', { params: { path: { team_id: team.id, id: '00000000-0000-4000-8000-000000000000' } } }).catch((error) => error);
+    const removed = await client
+      .DELETE('/api/v1/teams/{team_id}/invitations/{id}/', {
+        params: { path: { team_id: team.id, id: '00000000-0000-4000-8000-000000000000' } },
+      })
+      .catch((error) => error);
     assert.ok(removed instanceof ApiError);
     assert.equal(removed.status, 404);
   });
@@ -110,7 +122,10 @@ describe('svc-client against the service', () => {
     assert.equal(error.status, 400);
     assert.equal(error.title, 'Bad Request');
     assert.match(error.detail, /invalid/i);
-    assert.ok(error.errors.some((e) => e.field === 'name'), JSON.stringify(error.errors));
+    assert.ok(
+      error.errors.some((e) => e.field === 'name'),
+      JSON.stringify(error.errors),
+    );
     assert.match(error.type, /^(about:blank|https?:)/);
     assert.equal(error.requestId, error.response.headers.get('x-request-id'));
     assert.match(error.requestId ?? '', /^[0-9a-f-]{36}$/);
@@ -137,7 +152,14 @@ describe('svc-client against the service', () => {
   it('429 with a Retry-After past the bound is answered at once, not waited for', async () => {
     const user = await t.user();
     const client = createClient({ baseUrl: base, token: await t.token(user.id, []), maxRetryDelayMs: 0 });
-    const results = await Promise.all(Array.from({ length: 6 }, () => client.GET('/api/v1/me/').then(() => 'ok', (e) => e)));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        client.GET('/api/v1/me/').then(
+          () => 'ok',
+          (e) => e,
+        ),
+      ),
+    );
     const throttled = results.filter((r) => r instanceof ApiError);
     assert.ok(throttled.length >= 1, 'some were throttled');
     assert.equal(throttled[0].status, 429);
@@ -160,7 +182,9 @@ describe('svc-client against the service', () => {
   it('a create whose answer was lost is retried with the same Idempotency-Key: one invitation, one e-mail', async () => {
     const team = await t.team(owner.id, 'Idempotent Team');
     // The first POST reaches the service, which creates the invitation; the proxy answers 503 instead.
-    const proxy = await startProxy(base, (req, count) => (req.method === 'POST' && count === 1 ? { status: 503, retryAfter: '1', forward: true } : undefined));
+    const proxy = await startProxy(base, (req, count) =>
+      req.method === 'POST' && count === 1 ? { status: 503, retryAfter: '1', forward: true } : undefined,
+    );
     try {
       const client = createClient({ baseUrl: proxy.url, token });
       const invitation = await client.POST('/api/v1/teams/{team_id}/invitations/', {
@@ -172,25 +196,47 @@ describe('svc-client against the service', () => {
       const keys = proxy.seen.map((headers) => headers['idempotency-key']);
       assert.match(String(keys[0]), /^[0-9a-f-]{36}$/);
       assert.equal(keys[1], keys[0], 'the retry carries the same key');
-      const rows = await t.ctx.db.kysely.selectFrom('invitations').select('id').where('team_id', '=', team.id).where('email', '=', 'once@example.org').execute();
-      assert.deepEqual(rows.map((r) => r.id), [invitation.id], 'exactly one invitation, the one answered');
+      const rows = await t.ctx.db.kysely
+        .selectFrom('invitations')
+        .select('id')
+        .where('team_id', '=', team.id)
+        .where('email', '=', 'once@example.org')
+        .execute();
+      assert.deepEqual(
+        rows.map((r) => r.id),
+        [invitation.id],
+        'exactly one invitation, the one answered',
+      );
       await sendQueuedMail(t.ctx);
-      assert.equal(readMailbox(t.env.SERVICE_DATA_DIR).filter((m) => m.headers.get('to')?.includes('once@example.org')).length, 1);
+      assert.equal(
+        readMailbox(t.env.SERVICE_DATA_DIR).filter((m) => m.headers.get('to')?.includes('once@example.org')).length,
+        1,
+      );
     } finally {
       await proxy.close();
     }
   });
 
-  it('paginate walks a page-number list to the end (following next on the client\'s own origin)', async () => {
+  it("paginate walks a page-number list to the end (following next on the client's own origin)", async () => {
     const member = await t.user();
     for (let i = 0; i < 53; i++) await t.team(member.id, `Team ${String(i).padStart(2, '0')}`);
     const client = createClient({ baseUrl: base, token: await t.token(member.id, []) });
     const teams = [];
     for await (const team of client.paginate('/api/v1/teams/')) teams.push(team);
-    assert.deepEqual(teams.map((team) => team.name), Array.from({ length: 53 }, (_, i) => `Team ${String(i).padStart(2, '0')}`), 'every team once, in the API\'s order');
+    assert.deepEqual(
+      teams.map((team) => team.name),
+      Array.from({ length: 53 }, (_, i) => `Team ${String(i).padStart(2, '0')}`),
+      "every team once, in the API's order",
+    );
     const pages = [];
     for await (const page of client.pages('/api/v1/teams/')) pages.push(page);
-    assert.deepEqual(pages.map((p) => [p.count, p.results.length]), [[53, 50], [53, 3]]);
+    assert.deepEqual(
+      pages.map((p) => [p.count, p.results.length]),
+      [
+        [53, 50],
+        [53, 3],
+      ],
+    );
     // The service's links name BASE_URL (http://testserver here), which this client cannot reach.
     assert.match(pages[0].next ?? '', /^http:\/\/testserver\//);
   });
@@ -200,11 +246,28 @@ describe('svc-client against the service', () => {
     const client = createClient({ baseUrl: base, token: await t.token(staff.id, ['admin']) });
     for (let i = 0; i < 5; i++) {
       const at = `2026-01-0${i + 1}T00:00:00.000Z`;
-      await t.ctx.db.kysely.insertInto('mail_suppressions').values({ email: `s${i}@example.com`, reason: 'bounce', event_key: `evt-s${i}`, occurred_at: at, created_at: at, released_at: null }).execute();
+      await t.ctx.db.kysely
+        .insertInto('mail_suppressions')
+        .values({
+          email: `s${i}@example.com`,
+          reason: 'bounce',
+          event_key: `evt-s${i}`,
+          occurred_at: at,
+          created_at: at,
+          released_at: null,
+        })
+        .execute();
     }
     const emails = [];
-    for await (const entry of client.paginate('/api/v1/admin/suppressions/', { params: { query: { page_size: '2' } } })) emails.push(entry.email);
-    assert.deepEqual(emails, ['s4@example.com', 's3@example.com', 's2@example.com', 's1@example.com', 's0@example.com']);
+    for await (const entry of client.paginate('/api/v1/admin/suppressions/', { params: { query: { page_size: '2' } } }))
+      emails.push(entry.email);
+    assert.deepEqual(emails, [
+      's4@example.com',
+      's3@example.com',
+      's2@example.com',
+      's1@example.com',
+      's0@example.com',
+    ]);
   });
 
   it('Retry-After: seconds or an HTTP date; 1 s when absent', () => {

@@ -12,9 +12,14 @@ export async function wellTyped(): Promise<void> {
   const email: string = me.email;
   const team = await client.POST('/api/v1/teams/', { body: { name: 'Acme' } });
   const teamId: string = team.id;
-  const invitation = await client.POST('/api/v1/teams/{team_id}/invitations/', { params: { path: { team_id: teamId } }, body: { email, role: 'member' } });
+  const invitation = await client.POST('/api/v1/teams/{team_id}/invitations/', {
+    params: { path: { team_id: teamId } },
+    body: { email, role: 'member' },
+  });
   const status: 'pending' | 'expired' | 'accepted' | 'revoked' | 'replaced' = invitation.status;
-  const removed: undefined = await client.DELETE('/api/v1/teams/{id}/members/{user_id}/', { params: { path: { id: teamId, user_id: 2 } } });
+  const removed: undefined = await client.DELETE('/api/v1/teams/{id}/members/{user_id}/', {
+    params: { path: { id: teamId, user_id: 2 } },
+  });
   for await (const member of client.paginate('/api/v1/teams/{id}/members/', { params: { path: { id: teamId } } })) {
     const typed: Member = member;
     void typed;
@@ -31,8 +36,11 @@ export async function illTyped(): Promise<void> {
   await client.POST('/api/v1/teams/', { body: { name: 42 } });
   // @ts-expect-error a missing required path parameter
   await client.GET('/api/v1/teams/{id}/', {});
-  // @ts-expect-error an invitation's role is admin or member, never owner
-  await client.POST('/api/v1/teams/{team_id}/invitations/', { params: { path: { team_id: 't' } }, body: { email: 'a@example.com', role: 'owner' } });
+  await client.POST('/api/v1/teams/{team_id}/invitations/', {
+    params: { path: { team_id: 't' } },
+    // @ts-expect-error an invitation's role is admin or member, never owner
+    body: { email: 'a@example.com', role: 'owner' },
+  });
   // @ts-expect-error paginate takes list paths only
   client.paginate('/api/v1/me/');
 }

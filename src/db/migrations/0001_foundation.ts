@@ -66,7 +66,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     ['Priority support', 'ADDON-SUPPORT', '99.00'],
   ];
   for (const [name, sku, price] of products) {
-    await sql`insert into products (name, sku, price, created_at) values (${name}, ${sku}, ${price}, ${seededAt})`.execute(db);
+    await sql`insert into products (name, sku, price, created_at) values (${name}, ${sku}, ${price}, ${seededAt})`.execute(
+      db,
+    );
   }
 }
 

@@ -54,7 +54,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('bucket', 'text', notNull)
     .addColumn('created_at', 'text', notNull)
     .execute();
-  await db.schema.createIndex('auth_failures_bucket_idx').on('auth_failures').columns(['bucket', 'created_at']).execute();
+  await db.schema
+    .createIndex('auth_failures_bucket_idx')
+    .on('auth_failures')
+    .columns(['bucket', 'created_at'])
+    .execute();
 
   await db.schema
     .createTable('jwt_keys')
@@ -81,7 +85,15 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const table of ['jwt_refresh_tokens', 'jwt_keys', 'auth_failures', 'recovery_codes', 'user_totp', 'account_keys', 'sessions']) {
+  for (const table of [
+    'jwt_refresh_tokens',
+    'jwt_keys',
+    'auth_failures',
+    'recovery_codes',
+    'user_totp',
+    'account_keys',
+    'sessions',
+  ]) {
     await db.schema.dropTable(table).execute();
   }
 }

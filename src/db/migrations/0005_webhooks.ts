@@ -21,7 +21,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'text', notNull)
     .addColumn('updated_at', 'text', notNull)
     .execute();
-  await db.schema.createIndex('webhook_subscriptions_team_idx').on('webhook_subscriptions').columns(['team_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('webhook_subscriptions_team_idx')
+    .on('webhook_subscriptions')
+    .columns(['team_id', 'created_at'])
+    .execute();
 
   await withSerialId(db, db.schema.createTable('webhook_deliveries'))
     .addColumn('subscription_id', 'text', (c) => c.notNull().references('webhook_subscriptions.id').onDelete('cascade'))
@@ -29,7 +33,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('event_type', 'text', notNull)
     .addColumn('payload', 'text', notNull)
     .addColumn('attempt', 'integer', notNull)
-    .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('pending', 'success', 'failed', 'dead_letter')`))
+    .addColumn('status', 'text', (c) =>
+      c.notNull().check(sql`status in ('pending', 'success', 'failed', 'dead_letter')`),
+    )
     .addColumn('next_retry_at', 'text')
     .addColumn('status_code', 'integer')
     .addColumn('response_body', 'text')
@@ -39,10 +45,20 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'text', notNull)
     .execute();
   // The queue: due pending rows, oldest first. Partial, so it stays as small as the backlog.
-  await sql`create index webhook_deliveries_due_idx on webhook_deliveries (next_retry_at) where status = 'pending'`.execute(db);
+  await sql`create index webhook_deliveries_due_idx on webhook_deliveries (next_retry_at) where status = 'pending'`.execute(
+    db,
+  );
   // The log API pages by (created_at, id) within a subscription.
-  await db.schema.createIndex('webhook_deliveries_subscription_idx').on('webhook_deliveries').columns(['subscription_id', 'created_at', 'id']).execute();
-  await db.schema.createIndex('webhook_deliveries_event_idx').on('webhook_deliveries').columns(['subscription_id', 'event_id']).execute();
+  await db.schema
+    .createIndex('webhook_deliveries_subscription_idx')
+    .on('webhook_deliveries')
+    .columns(['subscription_id', 'created_at', 'id'])
+    .execute();
+  await db.schema
+    .createIndex('webhook_deliveries_event_idx')
+    .on('webhook_deliveries')
+    .columns(['subscription_id', 'event_id'])
+    .execute();
   await db.schema.createIndex('webhook_deliveries_created_idx').on('webhook_deliveries').column('created_at').execute();
 }
 

@@ -58,9 +58,19 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('released_by', 'text')
     .addColumn('release_reason', 'text')
     .execute();
-  await sql`create unique index mail_suppressions_active_unique on mail_suppressions (email) where released_at is null`.execute(db);
-  await db.schema.createIndex('mail_suppressions_email_idx').on('mail_suppressions').columns(['email', 'released_at']).execute();
-  await db.schema.createIndex('mail_suppressions_created_idx').on('mail_suppressions').columns(['created_at', 'id']).execute();
+  await sql`create unique index mail_suppressions_active_unique on mail_suppressions (email) where released_at is null`.execute(
+    db,
+  );
+  await db.schema
+    .createIndex('mail_suppressions_email_idx')
+    .on('mail_suppressions')
+    .columns(['email', 'released_at'])
+    .execute();
+  await db.schema
+    .createIndex('mail_suppressions_created_idx')
+    .on('mail_suppressions')
+    .columns(['created_at', 'id'])
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

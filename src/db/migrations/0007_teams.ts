@@ -13,14 +13,21 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('role', 'text', (c) => c.notNull().check(sql`role in ('admin', 'member')`))
     .addColumn('message', 'text')
     .addColumn('token_hash', 'text', notNull)
-    .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('pending', 'accepted', 'revoked', 'replaced')`))
+    .addColumn('status', 'text', (c) =>
+      c.notNull().check(sql`status in ('pending', 'accepted', 'revoked', 'replaced')`),
+    )
     .addColumn('invited_by', 'integer', (c) => c.references('users.id').onDelete('set null'))
     .addColumn('accepted_by', 'integer', (c) => c.references('users.id').onDelete('set null'))
     .addColumn('created_at', 'text', notNull)
     .addColumn('expires_at', 'text', notNull)
     .addColumn('closed_at', 'text')
     .execute();
-  await db.schema.createIndex('invitations_token_hash_unique').on('invitations').column('token_hash').unique().execute();
+  await db.schema
+    .createIndex('invitations_token_hash_unique')
+    .on('invitations')
+    .column('token_hash')
+    .unique()
+    .execute();
   await db.schema
     .createIndex('invitations_pending_email_unique')
     .on('invitations')
@@ -28,7 +35,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .unique()
     .where(sql.ref('status'), '=', sql.lit('pending'))
     .execute();
-  await db.schema.createIndex('invitations_team_created_idx').on('invitations').columns(['team_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('invitations_team_created_idx')
+    .on('invitations')
+    .columns(['team_id', 'created_at'])
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

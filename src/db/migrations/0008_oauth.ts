@@ -23,7 +23,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('oauth_models_pk', ['model', 'id'])
     .execute();
   await db.schema.createIndex('oauth_models_grant_idx').on('oauth_models').columns(['grant_id']).execute();
-  await db.schema.createIndex('oauth_models_user_code_idx').on('oauth_models').columns(['model', 'user_code']).execute();
+  await db.schema
+    .createIndex('oauth_models_user_code_idx')
+    .on('oauth_models')
+    .columns(['model', 'user_code'])
+    .execute();
   await db.schema.createIndex('oauth_models_uid_idx').on('oauth_models').columns(['model', 'uid']).execute();
   await db.schema.createIndex('oauth_models_expires_idx').on('oauth_models').columns(['expires_at']).execute();
 
@@ -49,8 +53,16 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('address', 'text', notNull)
     .addColumn('created_at', 'text', notNull)
     .execute();
-  await db.schema.createIndex('oauth_user_code_failures_user_idx').on('oauth_user_code_failures').columns(['user_id', 'created_at']).execute();
-  await db.schema.createIndex('oauth_user_code_failures_address_idx').on('oauth_user_code_failures').columns(['address', 'created_at']).execute();
+  await db.schema
+    .createIndex('oauth_user_code_failures_user_idx')
+    .on('oauth_user_code_failures')
+    .columns(['user_id', 'created_at'])
+    .execute();
+  await db.schema
+    .createIndex('oauth_user_code_failures_address_idx')
+    .on('oauth_user_code_failures')
+    .columns(['address', 'created_at'])
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

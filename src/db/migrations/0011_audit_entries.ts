@@ -16,7 +16,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('actor_type', 'text', (c) => c.notNull().check(sql`actor_type in ('user', 'system')`))
     .addColumn('actor_id', 'integer')
     .addColumn('actor_email', 'text')
-    .addColumn('credential_type', 'text', (c) => c.check(sql`credential_type in ('session', 'pat', 'oauth', 'jwt', 'cli')`))
+    .addColumn('credential_type', 'text', (c) =>
+      c.check(sql`credential_type in ('session', 'pat', 'oauth', 'jwt', 'cli')`),
+    )
     .addColumn('credential_id', 'text')
     .addColumn('target_type', 'text', notNull)
     .addColumn('target_id', 'text', notNull)
@@ -25,7 +27,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('request_id', 'text')
     .addColumn('data', 'text', notNull)
     .execute();
-  await db.schema.createIndex('audit_entries_team_occurred_idx').on('audit_entries').columns(['team_id', 'occurred_at', 'id']).execute();
+  await db.schema
+    .createIndex('audit_entries_team_occurred_idx')
+    .on('audit_entries')
+    .columns(['team_id', 'occurred_at', 'id'])
+    .execute();
   await db.schema.createIndex('audit_entries_occurred_idx').on('audit_entries').column('occurred_at').execute();
 }
 

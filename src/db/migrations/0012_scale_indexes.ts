@@ -11,7 +11,11 @@ import { sql, type Kysely } from 'kysely';
 //   never moves, so pending rows (the queue, updated by every claim) cost it nothing.
 // - jwt_refresh_tokens (expires_at), auth_failures (created_at): the accounts purge's batches.
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.createIndex('memberships_team_joined_idx').on('memberships').columns(['team_id', 'joined_at', 'user_id', 'role']).execute();
+  await db.schema
+    .createIndex('memberships_team_joined_idx')
+    .on('memberships')
+    .columns(['team_id', 'joined_at', 'user_id', 'role'])
+    .execute();
   await db.schema.createIndex('events_created_idx').on('events').column('created_at').execute();
   await db.schema
     .createIndex('webhook_deliveries_finished_idx')
@@ -24,7 +28,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const name of ['auth_failures_created_idx', 'jwt_refresh_tokens_expires_idx', 'webhook_deliveries_finished_idx', 'events_created_idx', 'memberships_team_joined_idx']) {
+  for (const name of [
+    'auth_failures_created_idx',
+    'jwt_refresh_tokens_expires_idx',
+    'webhook_deliveries_finished_idx',
+    'events_created_idx',
+    'memberships_team_joined_idx',
+  ]) {
     await db.schema.dropIndex(name).execute();
   }
 }

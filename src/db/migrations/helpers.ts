@@ -2,7 +2,10 @@
 import { PostgresAdapter, sql, type ColumnDefinitionBuilder, type CreateTableBuilder, type Kysely } from 'kysely';
 
 /** `INTEGER PRIMARY KEY AUTOINCREMENT` on SQLite, an identity column on PostgreSQL. */
-export function withSerialId<T extends string>(db: Kysely<unknown>, table: CreateTableBuilder<T>): CreateTableBuilder<T> {
+export function withSerialId<T extends string>(
+  db: Kysely<unknown>,
+  table: CreateTableBuilder<T>,
+): CreateTableBuilder<T> {
   return isPostgres(db)
     ? table.addColumn('id', 'integer', (c) => c.primaryKey().generatedByDefaultAsIdentity())
     : table.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());

@@ -39,5 +39,6 @@ export const MIGRATIONS: readonly (readonly [name: string, migration: Migration]
 // in; a name out of this list's order would be applied out of it. Checked when the list loads, so the
 // list is the one order there is.
 for (let i = 1; i < MIGRATIONS.length; i++) {
-  if (!(MIGRATIONS[i - 1][0] < MIGRATIONS[i][0])) throw new Error(`migration ${MIGRATIONS[i][0]} must sort after ${MIGRATIONS[i - 1][0]}`);
+  if (!(MIGRATIONS[i - 1][0] < MIGRATIONS[i][0]))
+    throw new Error(`migration ${MIGRATIONS[i][0]} must sort after ${MIGRATIONS[i - 1][0]}`);
 }

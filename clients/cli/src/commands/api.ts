@@ -26,7 +26,8 @@ export const apiCommand: Command = {
   async run(ctx, args) {
     const method = args.positionals[0].toUpperCase();
     const path = args.positionals[1];
-    if (!METHODS.includes(method)) throw new UsageError(`METHOD must be one of ${METHODS.join(', ')}, not "${args.positionals[0]}"`);
+    if (!METHODS.includes(method))
+      throw new UsageError(`METHOD must be one of ${METHODS.join(', ')}, not "${args.positionals[0]}"`);
     if (!path.startsWith('/')) throw new UsageError(`PATH must start with /, e.g. /api/v1/me/ (got "${path}")`);
     const fields: Record<string, string> = {};
     for (const field of list(args, 'field')) {
@@ -37,7 +38,9 @@ export const apiCommand: Command = {
     const inQuery = method === 'GET' || method === 'DELETE' || method === 'HEAD';
     const input = str(args, 'input');
     if (input !== undefined && (inQuery || Object.keys(fields).length > 0)) {
-      throw new UsageError(inQuery ? `--input sends a body, which ${method} does not take` : 'give either -f fields or --input, not both');
+      throw new UsageError(
+        inQuery ? `--input sends a body, which ${method} does not take` : 'give either -f fields or --input, not both',
+      );
     }
     if (args.values.paginate && method !== 'GET') throw new UsageError('--paginate is for GET');
     let body: unknown;
@@ -60,7 +63,8 @@ export const apiCommand: Command = {
     }
     const items: unknown[] = [];
     let page = answer.data as { results?: unknown[]; next?: string | null };
-    if (!Array.isArray(page?.results)) throw new UsageError(`${path} does not answer a list (no "results"): drop --paginate`);
+    if (!Array.isArray(page?.results))
+      throw new UsageError(`${path} does not answer a list (no "results"): drop --paginate`);
     for (;;) {
       items.push(...(page.results ?? []));
       if (!page.next) break;

@@ -12,7 +12,12 @@ import { VERSION } from '../version.ts';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** RFC 8628 on the client side: show the code, open the page, poll at the server's pace. */
-async function deviceLogin(ctx: Context, server: string, scopes: string | undefined, browser: boolean): Promise<Profile> {
+async function deviceLogin(
+  ctx: Context,
+  server: string,
+  scopes: string | undefined,
+  browser: boolean,
+): Promise<Profile> {
   const { io } = ctx;
   let auth;
   try {
@@ -20,7 +25,9 @@ async function deviceLogin(ctx: Context, server: string, scopes: string | undefi
   } catch (error) {
     if (!(error instanceof OAuthError)) throw error;
     if (error.error === 'invalid_client') {
-      throw new AuthRequired(`${server} does not accept svc-cli logins (its operator turned the svc-cli client off): use a personal access token with \`svc-cli login --with-token\``);
+      throw new AuthRequired(
+        `${server} does not accept svc-cli logins (its operator turned the svc-cli client off): use a personal access token with \`svc-cli login --with-token\``,
+      );
     }
     if (error.error === 'invalid_scope') throw new UsageError(`--scopes: ${error.message}`);
     throw new CliFailure(1, `the login could not start: ${error.message}`);
@@ -30,7 +37,8 @@ async function deviceLogin(ctx: Context, server: string, scopes: string | undefi
   io.err(auth.verification_uri);
   io.err('and enter this code:');
   io.err(auth.user_code);
-  if (browser && openBrowser(auth.verification_uri_complete ?? auth.verification_uri, io.env)) io.err('(opening it in your browser)');
+  if (browser && openBrowser(auth.verification_uri_complete ?? auth.verification_uri, io.env))
+    io.err('(opening it in your browser)');
   io.err('Waiting for the approval…');
   let interval = auth.interval ?? 5;
   const deadline = Date.now() + auth.expires_in * 1000;
@@ -39,7 +47,10 @@ async function deviceLogin(ctx: Context, server: string, scopes: string | undefi
     await sleep(interval * 1000);
     if (Date.now() > deadline) throw expired();
     try {
-      return withTokens({ url: server, auth: 'oauth', access_token: '' }, await pollDeviceToken(server, auth.device_code));
+      return withTokens(
+        { url: server, auth: 'oauth', access_token: '' },
+        await pollDeviceToken(server, auth.device_code),
+      );
     } catch (error) {
       if (!(error instanceof OAuthError)) throw error;
       if (error.error === 'authorization_pending') continue;
@@ -64,7 +75,10 @@ const login: Command = {
     'With --with-token, a personal access token is read from standard input instead.',
   ],
   options: {
-    url: { type: 'string', help: 'the server, e.g. https://api.example.com (default: SVC_URL, the profile\'s, http://localhost:8000)' },
+    url: {
+      type: 'string',
+      help: "the server, e.g. https://api.example.com (default: SVC_URL, the profile's, http://localhost:8000)",
+    },
     scopes: { type: 'string', help: 'the SCOPES to ask for, space-separated (default: all but admin)' },
     'no-browser': { type: 'boolean', help: 'do not open a browser; only print the address and the code' },
     'with-token': { type: 'boolean', help: 'read a personal access token from standard input' },
@@ -72,7 +86,9 @@ const login: Command = {
   args: { min: 0, max: 0 },
   async run(ctx, args) {
     const { io, configDir, profileName } = ctx;
-    const server = normaliseServer(str(args, 'url') ?? (io.env.SVC_URL || readHosts(configDir).profiles[profileName]?.url || DEFAULT_SERVER));
+    const server = normaliseServer(
+      str(args, 'url') ?? (io.env.SVC_URL || readHosts(configDir).profiles[profileName]?.url || DEFAULT_SERVER),
+    );
     let profile: Profile;
     if (args.values['with-token']) {
       const token = (await io.readStdin()).trim();
@@ -106,12 +122,19 @@ const logout: Command = {
   args: { min: 0, max: 0 },
   async run({ io, configDir, profileName }) {
     const profile = readHosts(configDir).profiles[profileName];
-    if (!profile) throw new AuthRequired(`not logged in${profileName === 'default' ? '' : ` (profile ${profileName})`}`);
+    if (!profile)
+      throw new AuthRequired(`not logged in${profileName === 'default' ? '' : ` (profile ${profileName})`}`);
     const problems: string[] = [];
     if (profile.auth === 'oauth') {
-      const tokens: [string | undefined, 'refresh_token' | 'access_token'][] = [[profile.refresh_token, 'refresh_token'], [profile.access_token, 'access_token']];
+      const tokens: [string | undefined, 'refresh_token' | 'access_token'][] = [
+        [profile.refresh_token, 'refresh_token'],
+        [profile.access_token, 'access_token'],
+      ];
       for (const [token, hint] of tokens) {
-        if (token) await revokeToken(profile.url, token, hint).catch((error: Error) => problems.push(`${hint}: ${error.message}`));
+        if (token)
+          await revokeToken(profile.url, token, hint).catch((error: Error) =>
+            problems.push(`${hint}: ${error.message}`),
+          );
       }
     }
     await withLock(configDir, async () => {
@@ -119,9 +142,14 @@ const logout: Command = {
       delete hosts.profiles[profileName];
       writeHosts(configDir, hosts);
     });
-    if (problems.length > 0) throw new CliFailure(1, `removed the credentials here, but the server did not revoke them: ${problems.join('; ')}`);
+    if (problems.length > 0)
+      throw new CliFailure(
+        1,
+        `removed the credentials here, but the server did not revoke them: ${problems.join('; ')}`,
+      );
     io.err(`Logged out of ${profile.url}.`);
-    if (profile.auth === 'token') io.err('The personal access token itself still works: revoke it on the tokens page (/accounts/tokens/).');
+    if (profile.auth === 'token')
+      io.err('The personal access token itself still works: revoke it on the tokens page (/accounts/tokens/).');
   },
 };
 
@@ -141,7 +169,7 @@ async function identify(ctx: Context) {
   };
 }
 
-const UNKNOWN_SCOPES = '(not known here: a personal access token\'s scopes are on its tokens page)';
+const UNKNOWN_SCOPES = "(not known here: a personal access token's scopes are on its tokens page)";
 
 const whoami: Command = {
   path: ['whoami'],
@@ -151,7 +179,11 @@ const whoami: Command = {
   async run(ctx) {
     const who = await identify(ctx);
     if (ctx.json) return printJson(ctx.io, { email: who.email, server: who.server, scopes: who.scopes });
-    printRecord(ctx.io, [['email', who.email], ['server', who.server], ['scopes', who.scopes ? who.scopes.join(' ') : UNKNOWN_SCOPES]]);
+    printRecord(ctx.io, [
+      ['email', who.email],
+      ['server', who.server],
+      ['scopes', who.scopes ? who.scopes.join(' ') : UNKNOWN_SCOPES],
+    ]);
   },
 };
 
@@ -167,7 +199,14 @@ const status: Command = {
       ['server', who.server],
       ['profile', who.profile ?? '(none: SVC_TOKEN)'],
       ['user', who.email],
-      ['auth', who.auth === 'oauth' ? 'device login (refreshed automatically)' : who.auth === 'token' ? 'personal access token' : 'SVC_TOKEN'],
+      [
+        'auth',
+        who.auth === 'oauth'
+          ? 'device login (refreshed automatically)'
+          : who.auth === 'token'
+            ? 'personal access token'
+            : 'SVC_TOKEN',
+      ],
       ['expires', who.expires_at ?? '-'],
       ['scopes', who.scopes ? who.scopes.join(' ') : UNKNOWN_SCOPES],
       ['status', 'valid'],

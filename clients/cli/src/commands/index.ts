@@ -6,4 +6,10 @@ import { invitationCommands } from './invitations.ts';
 import { teamCommands } from './teams.ts';
 import { webhookCommands } from './webhooks.ts';
 
-export const COMMANDS: Command[] = [...authCommands, ...teamCommands, ...invitationCommands, ...webhookCommands, apiCommand];
+export const COMMANDS: Command[] = [
+  ...authCommands,
+  ...teamCommands,
+  ...invitationCommands,
+  ...webhookCommands,
+  apiCommand,
+];

@@ -7,7 +7,13 @@ import { teamId } from '../teams-lookup.ts';
 
 function showInvitation(ctx: Context, invitation: Invitation) {
   if (ctx.json) return printJson(ctx.io, invitation);
-  printRecord(ctx.io, [['id', invitation.id], ['email', invitation.email], ['role', invitation.role], ['status', invitation.status], ['expires', invitation.expires_at]]);
+  printRecord(ctx.io, [
+    ['id', invitation.id],
+    ['email', invitation.email],
+    ['role', invitation.role],
+    ['status', invitation.status],
+    ['expires', invitation.expires_at],
+  ]);
 }
 
 export const invitationCommands: Command[] = [
@@ -20,9 +26,16 @@ export const invitationCommands: Command[] = [
       const { client } = ctx.session();
       const team_id = await teamId(client, args.positionals[0]);
       const invitations: Invitation[] = [];
-      for await (const invitation of client.paginate('/api/v1/teams/{team_id}/invitations/', { params: { path: { team_id } } })) invitations.push(invitation);
+      for await (const invitation of client.paginate('/api/v1/teams/{team_id}/invitations/', {
+        params: { path: { team_id } },
+      }))
+        invitations.push(invitation);
       if (ctx.json) return printJson(ctx.io, invitations);
-      printTable(ctx.io, ['ID', 'EMAIL', 'ROLE', 'STATUS', 'EXPIRES'], invitations.map((i) => [i.id, i.email, i.role, i.status, i.expires_at]));
+      printTable(
+        ctx.io,
+        ['ID', 'EMAIL', 'ROLE', 'STATUS', 'EXPIRES'],
+        invitations.map((i) => [i.id, i.email, i.role, i.status, i.expires_at]),
+      );
     },
   },
   {
@@ -55,7 +68,9 @@ export const invitationCommands: Command[] = [
     async run(ctx, args) {
       const { client } = ctx.session();
       const team_id = await teamId(client, args.positionals[0]);
-      await client.DELETE('/api/v1/teams/{team_id}/invitations/{id}/', { params: { path: { team_id, id: args.positionals[1] } } });
+      await client.DELETE('/api/v1/teams/{team_id}/invitations/{id}/', {
+        params: { path: { team_id, id: args.positionals[1] } },
+      });
       ctx.io.err(`Revoked invitation ${args.positionals[1]}.`);
     },
   },

@@ -9,12 +9,25 @@ const ROLES = ['owner', 'admin', 'member'] as const;
 
 function showTeam(ctx: Context, team: Team) {
   if (ctx.json) return printJson(ctx.io, team);
-  printRecord(ctx.io, [['id', team.id], ['name', team.name], ['slug', team.slug], ['role', team.role], ['created', team.created_at], ['updated', team.updated_at]]);
+  printRecord(ctx.io, [
+    ['id', team.id],
+    ['name', team.name],
+    ['slug', team.slug],
+    ['role', team.role],
+    ['created', team.created_at],
+    ['updated', team.updated_at],
+  ]);
 }
 
 function showMember(ctx: Context, member: Member) {
   if (ctx.json) return printJson(ctx.io, member);
-  printRecord(ctx.io, [['id', member.id], ['email', member.email], ['name', member.display_name || [member.first_name, member.last_name].filter(Boolean).join(' ')], ['role', member.role], ['joined', member.joined_at]]);
+  printRecord(ctx.io, [
+    ['id', member.id],
+    ['email', member.email],
+    ['name', member.display_name || [member.first_name, member.last_name].filter(Boolean).join(' ')],
+    ['role', member.role],
+    ['joined', member.joined_at],
+  ]);
 }
 
 export const teamCommands: Command[] = [
@@ -27,7 +40,11 @@ export const teamCommands: Command[] = [
       const teams: Team[] = [];
       for await (const team of ctx.session().client.paginate('/api/v1/teams/')) teams.push(team as Team);
       if (ctx.json) return printJson(ctx.io, teams);
-      printTable(ctx.io, ['ID', 'NAME', 'SLUG', 'ROLE'], teams.map((t) => [t.id, t.name, t.slug, t.role]));
+      printTable(
+        ctx.io,
+        ['ID', 'NAME', 'SLUG', 'ROLE'],
+        teams.map((t) => [t.id, t.name, t.slug, t.role]),
+      );
     },
   },
   {
@@ -38,7 +55,9 @@ export const teamCommands: Command[] = [
     args: { min: 1, max: 1 },
     async run(ctx, args) {
       const slug = str(args, 'slug');
-      const team = await ctx.session().client.POST('/api/v1/teams/', { body: { name: args.positionals[0], ...(slug ? { slug } : {}) } });
+      const team = await ctx
+        .session()
+        .client.POST('/api/v1/teams/', { body: { name: args.positionals[0], ...(slug ? { slug } : {}) } });
       showTeam(ctx, team);
     },
   },
@@ -49,7 +68,12 @@ export const teamCommands: Command[] = [
     args: { min: 1, max: 1 },
     async run(ctx, args) {
       const { client } = ctx.session();
-      showTeam(ctx, await client.GET('/api/v1/teams/{id}/', { params: { path: { id: await teamId(client, args.positionals[0]) } } }));
+      showTeam(
+        ctx,
+        await client.GET('/api/v1/teams/{id}/', {
+          params: { path: { id: await teamId(client, args.positionals[0]) } },
+        }),
+      );
     },
   },
   {
@@ -62,7 +86,13 @@ export const teamCommands: Command[] = [
       const { client } = ctx.session();
       const id = await teamId(client, args.positionals[0]);
       const slug = str(args, 'slug');
-      showTeam(ctx, await client.PATCH('/api/v1/teams/{id}/', { params: { path: { id } }, body: { name: args.positionals[1], ...(slug ? { slug } : {}) } }));
+      showTeam(
+        ctx,
+        await client.PATCH('/api/v1/teams/{id}/', {
+          params: { path: { id } },
+          body: { name: args.positionals[1], ...(slug ? { slug } : {}) },
+        }),
+      );
     },
   },
   {
@@ -75,24 +105,44 @@ export const teamCommands: Command[] = [
       const id = await teamId(client, args.positionals[0]);
       // By cursor (any number of members; page-number pages stop at 10,000 items), newest first: reversed.
       const members: Member[] = [];
-      for await (const member of client.paginate('/api/v1/teams/{id}/members/', { params: { path: { id }, query: BY_CURSOR } })) members.push(member);
+      for await (const member of client.paginate('/api/v1/teams/{id}/members/', {
+        params: { path: { id }, query: BY_CURSOR },
+      }))
+        members.push(member);
       members.reverse();
       if (ctx.json) return printJson(ctx.io, members);
-      printTable(ctx.io, ['ID', 'EMAIL', 'NAME', 'ROLE', 'JOINED'], members.map((m) => [m.id, m.email, m.display_name || [m.first_name, m.last_name].filter(Boolean).join(' '), m.role, m.joined_at]));
+      printTable(
+        ctx.io,
+        ['ID', 'EMAIL', 'NAME', 'ROLE', 'JOINED'],
+        members.map((m) => [
+          m.id,
+          m.email,
+          m.display_name || [m.first_name, m.last_name].filter(Boolean).join(' '),
+          m.role,
+          m.joined_at,
+        ]),
+      );
     },
   },
   {
     path: ['members', 'set-role'],
     usage: 'TEAM USER owner|admin|member',
-    summary: 'Change a member\'s role (USER: a user id or an e-mail address)',
+    summary: "Change a member's role (USER: a user id or an e-mail address)",
     args: { min: 3, max: 3 },
     async run(ctx, args) {
       const [teamRef, userRef, role] = args.positionals;
-      if (!(ROLES as readonly string[]).includes(role)) throw new UsageError(`the role must be owner, admin or member, not "${role}"`);
+      if (!(ROLES as readonly string[]).includes(role))
+        throw new UsageError(`the role must be owner, admin or member, not "${role}"`);
       const { client } = ctx.session();
       const id = await teamId(client, teamRef);
       const user_id = await memberId(client, id, userRef);
-      showMember(ctx, await client.PATCH('/api/v1/teams/{id}/members/{user_id}/', { params: { path: { id, user_id } }, body: { role: role as (typeof ROLES)[number] } }));
+      showMember(
+        ctx,
+        await client.PATCH('/api/v1/teams/{id}/members/{user_id}/', {
+          params: { path: { id, user_id } },
+          body: { role: role as (typeof ROLES)[number] },
+        }),
+      );
     },
   },
   {

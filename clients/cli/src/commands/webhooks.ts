@@ -15,7 +15,9 @@ function showWebhook(ctx: Context, webhook: Webhook | WebhookWithSecret) {
     ['url', webhook.url],
     ['events', webhook.events.join(' ')],
     ['active', webhook.is_active],
-    ...(webhook.disabled_at ? ([['disabled', `${webhook.disabled_at} (${webhook.disabled_reason ?? ''})`]] as [string, string][]) : []),
+    ...(webhook.disabled_at
+      ? ([['disabled', `${webhook.disabled_at} (${webhook.disabled_reason ?? ''})`]] as [string, string][])
+      : []),
     ...(secret !== undefined ? ([['secret', secret]] as [string, string][]) : []),
   ]);
   if (secret !== undefined) ctx.io.err('Keep the signing secret now: it is not shown again.');
@@ -23,7 +25,13 @@ function showWebhook(ctx: Context, webhook: Webhook | WebhookWithSecret) {
 
 function showDelivery(ctx: Context, entry: WebhookDelivery) {
   if (ctx.json) return printJson(ctx.io, entry);
-  printRecord(ctx.io, [['id', entry.id], ['event', `${entry.event_type} ${entry.event_id}`], ['attempt', entry.attempt], ['status', entry.status], ['next retry', entry.next_retry_at ?? '-']]);
+  printRecord(ctx.io, [
+    ['id', entry.id],
+    ['event', `${entry.event_type} ${entry.event_id}`],
+    ['attempt', entry.attempt],
+    ['status', entry.status],
+    ['next retry', entry.next_retry_at ?? '-'],
+  ]);
 }
 
 /** The team's UUID and the subscription id from `TEAM WEBHOOK`. */
@@ -42,9 +50,16 @@ export const webhookCommands: Command[] = [
       const { client } = ctx.session();
       const team_id = await teamId(client, args.positionals[0]);
       const webhooks: Webhook[] = [];
-      for await (const webhook of client.paginate('/api/v1/teams/{team_id}/webhooks/', { params: { path: { team_id } } })) webhooks.push(webhook);
+      for await (const webhook of client.paginate('/api/v1/teams/{team_id}/webhooks/', {
+        params: { path: { team_id } },
+      }))
+        webhooks.push(webhook);
       if (ctx.json) return printJson(ctx.io, webhooks);
-      printTable(ctx.io, ['ID', 'URL', 'EVENTS', 'ACTIVE'], webhooks.map((w) => [w.id, w.url, w.events.join(' '), w.is_active]));
+      printTable(
+        ctx.io,
+        ['ID', 'URL', 'EVENTS', 'ACTIVE'],
+        webhooks.map((w) => [w.id, w.url, w.events.join(' '), w.is_active]),
+      );
     },
   },
   {
@@ -62,7 +77,13 @@ export const webhookCommands: Command[] = [
       const events = list(args, 'event');
       const { client } = ctx.session();
       const team_id = await teamId(client, args.positionals[0]);
-      showWebhook(ctx, await client.POST('/api/v1/teams/{team_id}/webhooks/', { params: { path: { team_id } }, body: { url, events: events.length ? events : ['*'] } }));
+      showWebhook(
+        ctx,
+        await client.POST('/api/v1/teams/{team_id}/webhooks/', {
+          params: { path: { team_id } },
+          body: { url, events: events.length ? events : ['*'] },
+        }),
+      );
     },
   },
   {
@@ -72,13 +93,16 @@ export const webhookCommands: Command[] = [
     args: { min: 2, max: 2 },
     async run(ctx, args) {
       const { client, team_id, id } = await target(ctx, args.positionals);
-      showWebhook(ctx, await client.GET('/api/v1/teams/{team_id}/webhooks/{id}/', { params: { path: { team_id, id } } }));
+      showWebhook(
+        ctx,
+        await client.GET('/api/v1/teams/{team_id}/webhooks/{id}/', { params: { path: { team_id, id } } }),
+      );
     },
   },
   {
     path: ['webhooks', 'update'],
     usage: 'TEAM WEBHOOK [--url URL] [--event EVENT]… [--enable | --disable]',
-    summary: 'Change a subscription\'s URL, events or whether it delivers',
+    summary: "Change a subscription's URL, events or whether it delivers",
     options: {
       url: { type: 'string', help: 'a new https URL' },
       event: { type: 'string', multiple: true, help: 'the new EVENT list; repeat for more' },
@@ -95,9 +119,13 @@ export const webhookCommands: Command[] = [
         ...(events.length ? { events } : {}),
         ...(args.values.enable ? { is_active: true } : args.values.disable ? { is_active: false } : {}),
       };
-      if (Object.keys(body).length === 0) throw new UsageError('nothing to change: give --url, --event, --enable or --disable');
+      if (Object.keys(body).length === 0)
+        throw new UsageError('nothing to change: give --url, --event, --enable or --disable');
       const { client, team_id, id } = await target(ctx, args.positionals);
-      showWebhook(ctx, await client.PATCH('/api/v1/teams/{team_id}/webhooks/{id}/', { params: { path: { team_id, id } }, body }));
+      showWebhook(
+        ctx,
+        await client.PATCH('/api/v1/teams/{team_id}/webhooks/{id}/', { params: { path: { team_id, id } }, body }),
+      );
     },
   },
   {
@@ -107,19 +135,30 @@ export const webhookCommands: Command[] = [
     args: { min: 2, max: 2 },
     async run(ctx, args) {
       const { client, team_id, id } = await target(ctx, args.positionals);
-      showWebhook(ctx, await client.POST('/api/v1/teams/{team_id}/webhooks/{id}/rotate-secret/', { params: { path: { team_id, id } } }));
+      showWebhook(
+        ctx,
+        await client.POST('/api/v1/teams/{team_id}/webhooks/{id}/rotate-secret/', {
+          params: { path: { team_id, id } },
+        }),
+      );
     },
   },
   {
     path: ['webhooks', 'test'],
     usage: 'TEAM WEBHOOK [--event EVENT]',
     summary: 'Send a test event to the endpoint',
-    options: { event: { type: 'string', help: 'the EVENT type to send (default: the service\'s test event)' } },
+    options: { event: { type: 'string', help: "the EVENT type to send (default: the service's test event)" } },
     args: { min: 2, max: 2 },
     async run(ctx, args) {
       const event = str(args, 'event');
       const { client, team_id, id } = await target(ctx, args.positionals);
-      showDelivery(ctx, await client.POST('/api/v1/teams/{team_id}/webhooks/{id}/test/', { params: { path: { team_id, id } }, body: event ? { event_type: event } : {} }));
+      showDelivery(
+        ctx,
+        await client.POST('/api/v1/teams/{team_id}/webhooks/{id}/test/', {
+          params: { path: { team_id, id } },
+          body: event ? { event_type: event } : {},
+        }),
+      );
     },
   },
   {
@@ -133,19 +172,29 @@ export const webhookCommands: Command[] = [
     args: { min: 2, max: 2 },
     async run(ctx, args) {
       const status = str(args, 'status');
-      if (status !== undefined && !(STATUSES as readonly string[]).includes(status)) throw new UsageError(`--status must be one of ${STATUSES.join(', ')}`);
+      if (status !== undefined && !(STATUSES as readonly string[]).includes(status))
+        throw new UsageError(`--status must be one of ${STATUSES.join(', ')}`);
       const limitText = str(args, 'limit') ?? '50';
       if (!/^\d+$/.test(limitText)) throw new UsageError('--limit must be a whole number');
       const limit = Number(limitText) || Infinity;
       const { client, team_id, id } = await target(ctx, args.positionals);
-      const query = { ...(status ? { status: status as (typeof STATUSES)[number] } : {}), page_size: String(Math.min(limit, 200)) };
+      const query = {
+        ...(status ? { status: status as (typeof STATUSES)[number] } : {}),
+        page_size: String(Math.min(limit, 200)),
+      };
       const entries: WebhookDelivery[] = [];
-      for await (const entry of client.paginate('/api/v1/teams/{team_id}/webhooks/{id}/logs/', { params: { path: { team_id, id }, query } })) {
+      for await (const entry of client.paginate('/api/v1/teams/{team_id}/webhooks/{id}/logs/', {
+        params: { path: { team_id, id }, query },
+      })) {
         entries.push(entry);
         if (entries.length >= limit) break;
       }
       if (ctx.json) return printJson(ctx.io, entries);
-      printTable(ctx.io, ['ID', 'EVENT', 'ATTEMPT', 'STATUS', 'CODE', 'MS', 'AT'], entries.map((e) => [e.id, e.event_type, e.attempt, e.status, e.status_code, e.duration_ms, e.created_at]));
+      printTable(
+        ctx.io,
+        ['ID', 'EVENT', 'ATTEMPT', 'STATUS', 'CODE', 'MS', 'AT'],
+        entries.map((e) => [e.id, e.event_type, e.attempt, e.status, e.status_code, e.duration_ms, e.created_at]),
+      );
     },
   },
   {
@@ -155,7 +204,12 @@ export const webhookCommands: Command[] = [
     args: { min: 3, max: 3 },
     async run(ctx, args) {
       const { client, team_id, id } = await target(ctx, args.positionals);
-      showDelivery(ctx, await client.POST('/api/v1/teams/{team_id}/webhooks/{id}/logs/{log_id}/retry/', { params: { path: { team_id, id, log_id: args.positionals[2] } } }));
+      showDelivery(
+        ctx,
+        await client.POST('/api/v1/teams/{team_id}/webhooks/{id}/logs/{log_id}/retry/', {
+          params: { path: { team_id, id, log_id: args.positionals[2] } },
+        }),
+      );
     },
   },
   {
