@@ -1,33 +1,27 @@
-// The delivery loop of one worker process. Three stages run side by side, so that no delivery slot
-// waits on the database:
-//   claim    due rows are claimed (leased) in batches into a small local buffer, ahead of need, and
-//            claimed again when the buffer runs low;
-//   attempt  up to SERVICE_WEBHOOKS_CONCURRENCY attempts at once; a slot takes the next buffered row
-//            the moment its attempt ends;
-//   write    results go to the micro-batched writer (results.ts) without holding a slot; a row stays
-//            leased until its result is written, so nothing is claimed twice meanwhile. When too many
-//            results are unwritten, no new attempt starts (back-pressure).
-// It sleeps until an emitted event wakes it (in-process event on SQLite, LISTEN/NOTIFY on PostgreSQL) or
-// the poll interval passes. On abort (SIGTERM) it starts nothing more, gives back the rows it
-// claimed but never started, waits for the attempts in flight and writes every finished result;
-// a row it never finishes is claimed again when its lease expires. Each attempt is signed and sent
-// by delivery-sender.ts (signatures by delivery-signer.ts), results are written by results.ts, and
-// wake-ups arrive through wake.ts.
+// The delivery loop of one worker process: three stages run side by side, so no delivery slot
+// waits on the database. Claim: due rows are leased in batches into a small local buffer, ahead of
+// need. Attempt: up to SERVICE_WEBHOOKS_CONCURRENCY at once; a slot takes the next buffered row the
+// moment its attempt ends. Write: results go to the micro-batched writer (results.ts) without
+// holding a slot; a row stays leased until its result is written, and too many unwritten results
+// pause new attempts (back-pressure). It sleeps until an emitted event wakes it (wake.ts) or the poll
+// interval passes. On abort it starts nothing more, gives back claimed rows it never started and
+// writes every finished result; a row it never finishes is claimed again when its lease expires.
+// delivery-sender.ts sends each attempt, signed by delivery-signer.ts.
 import type { AppContext } from '../app-context.ts';
 import type { WorkerTask } from '../worker/worker.ts';
 import { ClaimAhead, MAX_CLAIM, WRITE_DELAY_MS, WRITE_MARGIN_MS, claimAhead, writeBatch } from './claim-sizing.ts';
 import { DeliverySender, isSendable } from './delivery-sender.ts';
 import { DeliverySigner, type Signature } from './delivery-signer.ts';
 import { webhookLog, warnIfGuardRelaxed } from './log.ts';
-import { claimDue, releaseClaims, type AttemptResult, type ClaimedDelivery, type DeliveryTarget } from './queue.ts';
+import type { AttemptResult, ClaimedDelivery, DeliveryTarget } from './queue.ts';
+import { asInactive, claimDue, releaseClaims } from './queue.ts';
 import { ResultWriter } from './results.ts';
 import { WAKE_EVENT, WakeListener } from './wake.ts';
 
 const POLL_MS = 1000;
 
 export interface DeliveryWorkerOptions {
-  /** Extra CA certificates to trust (tests with a private CA). */
-  ca?: string | Buffer | Array<string | Buffer>;
+  ca?: string | Buffer | Array<string | Buffer>; // extra CA certificates to trust (tests with a private CA)
 }
 
 export function webhookDeliveryTask(options: DeliveryWorkerOptions = {}): WorkerTask {
@@ -283,16 +277,15 @@ class DeliveryLoop {
   #sleep(ms: number): Promise<void> {
     if (this.#due) return Promise.resolve();
     return new Promise((resolve) => {
-      const self = this;
+      const done = () => {
+        clearTimeout(timer);
+        this.#wakeup = null;
+        resolve();
+      };
       const timer = setTimeout(() => {
-        self.#due = true;
+        this.#due = true;
         done();
       }, ms);
-      function done() {
-        clearTimeout(timer);
-        self.#wakeup = null;
-        resolve();
-      }
       this.#wakeup = done;
     });
   }
@@ -305,6 +298,3 @@ class DeliveryLoop {
     if (delayMs < POLL_MS) setTimeout(this.#kick, delayMs + 5).unref();
   }
 }
-
-/** The target as this worker knows it after disabling it (its rows are dead-lettered unsent). */
-const asInactive = (target: DeliveryTarget): DeliveryTarget => ({ ...target, subscription_active: 0 });

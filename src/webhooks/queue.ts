@@ -32,6 +32,9 @@ export type DeliveryTarget = Pick<
   | 'standard_webhooks'
 > & { subscription_active: number; team_active: number };
 
+/** The target as a worker knows it after disabling it (its rows are dead-lettered unsent). */
+export const asInactive = (target: DeliveryTarget): DeliveryTarget => ({ ...target, subscription_active: 0 });
+
 export interface Claim {
   rows: ClaimedDelivery[];
   /** By subscription id; a deleted subscription is missing. */

@@ -4,36 +4,20 @@
 // token of that grant answers 401 / invalid_grant at once, while another person's grant to the same
 // application keeps working; the next authorization asks for consent again.
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { basic, get, pkce, postForm, register, startOAuthApp, type OAuthTestApp } from '../oauth/helpers.ts';
+import {
+  basic,
+  callbackServer,
+  get,
+  pkce,
+  postForm,
+  register,
+  startOAuthApp,
+  type Callback,
+  type OAuthTestApp,
+} from '../oauth/helpers.ts';
 import { NO_CHROMIUM, inspect, launch, logIn, noticeOf, person, reportScreenshots, submit } from './browser.ts';
-
-interface Callback {
-  url: string;
-  received: URL[];
-  close(): Promise<void>;
-}
-
-/** The client's redirect URI: a local server that records what the browser brings back. */
-async function callbackServer(): Promise<Callback> {
-  const received: URL[] = [];
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    if (url.pathname === '/callback') received.push(url);
-    res
-      .writeHead(200, { 'content-type': 'text/html' })
-      .end('<!doctype html><html lang="en"><title>client</title><p>back at the client</p></html>');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  return {
-    url: `http://127.0.0.1:${port}/callback`,
-    received,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
 
 describe('authorized applications page in Chromium', { skip: NO_CHROMIUM }, () => {
   let t: OAuthTestApp;

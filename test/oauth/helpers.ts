@@ -126,7 +126,7 @@ export async function callbackServer(): Promise<Callback> {
     if (url.pathname === '/callback') received.push(url);
     res
       .writeHead(200, { 'content-type': 'text/html' })
-      .end('<!doctype html><title>client</title><p>back at the client</p>');
+      .end('<!doctype html><html lang="en"><title>client</title><p>back at the client</p></html>');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
