@@ -14,7 +14,6 @@ import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { hashPassword } from '../../src/accounts/passwords.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
@@ -26,6 +25,7 @@ import { freshDatabase } from '../support/database.ts';
 import { spawnSvc, stop, type Svc } from '../webhooks/processes.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { FAST_RETRIES } from '../webhooks/setup.ts';
+import { verifiedUserRows } from '../support/users.ts';
 
 const sqliteOnly = process.env.TEST_DATABASE_URL ? 'SQLite only: `svc backup` copies the embedded database' : false;
 
@@ -130,20 +130,7 @@ describe('svc backup of the live SQLite database (real processes)', { skip: sqli
     try {
       await migrateToLatest(ctx.db);
       const db = ctx.db.kysely;
-      const hash = await hashPassword('a long password');
-      const now = new Date().toISOString();
-      const user = (email: string) => ({
-        email,
-        password_hash: hash,
-        first_name: '',
-        last_name: '',
-        display_name: '',
-        email_verified_at: now,
-        is_active: 1,
-        is_staff: 0,
-        created_at: now,
-        updated_at: now,
-      });
+      const user = await verifiedUserRows();
       const [ownerId, memberId] = (
         await db
           .insertInto('users')

@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { AppContext } from '../../src/app-context.ts';
-import { hashPassword } from '../../src/accounts/passwords.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
@@ -19,6 +18,7 @@ import { spawnSvc, stop, type Svc } from '../webhooks/processes.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { FAST_RETRIES } from '../webhooks/setup.ts';
 import { eventually } from '../support/wait.ts';
+import { verifiedUserRows } from '../support/users.ts';
 
 const CLI_TEAMS = 50;
 const API_TEAMS = 80;
@@ -58,22 +58,8 @@ describe(
       });
       ctx = createContext(loadConfig(env));
       await migrateToLatest(ctx.db);
-      // Users straight into the table with one password hash (argon2 for each would take seconds).
       const db = ctx.db.kysely;
-      const hash = await hashPassword('a long password');
-      const now = new Date().toISOString();
-      const user = (email: string) => ({
-        email,
-        password_hash: hash,
-        first_name: '',
-        last_name: '',
-        display_name: '',
-        email_verified_at: now,
-        is_active: 1,
-        is_staff: 0,
-        created_at: now,
-        updated_at: now,
-      });
+      const user = await verifiedUserRows();
       ownerEmail = 'owner@example.com';
       const emails = [ownerEmail, ...Array.from({ length: PROFILE_UPDATES }, (_, i) => `member-${i}@example.com`)];
       const ids = (await db.insertInto('users').values(emails.map(user)).returning('id').execute()).map(
