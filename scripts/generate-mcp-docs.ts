@@ -32,7 +32,7 @@ try {
   await migrateToLatest(ctx.db);
   const app = await buildApp(ctx);
   await app.ready();
-  const catalog = buildCatalog(app.swagger() as OpenApiDocument, { webhooksEnabled: true });
+  const catalog = buildCatalog((await app.openApiDocument!()) as OpenApiDocument, { webhooksEnabled: true });
   const block = docsBlock(catalog, ctx.scopes.names());
   await app.close();
   await ctx.db.close();

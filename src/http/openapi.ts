@@ -1,9 +1,18 @@
 // The OpenAPI 3.0 document, generated from the route schemas, at /api/schema/, and an interactive
 // browser at /api/docs/. Both can be turned off with SERVICE_API_DOCS_PUBLIC=false (the production
 // default). The document is still generated when the MCP endpoint is on (its tools are made from
-// it, mcp/catalog.ts), only not served; with both off neither plugin is loaded at all
-// (docs/architecture.md, "Lazy loading").
+// it, mcp/catalog.ts), only not served, and then built on first use (openapi-replay.ts); with both
+// off nothing of it is loaded at all (docs/architecture.md, "Lazy loading").
+import type { SwaggerOptions } from '@fastify/swagger';
 import type { AppContext, TypedApp } from '../app-context.ts';
+import { recordForOpenApi } from './openapi-replay.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The OpenAPI document of the app's routes, once the app is ready (absent when neither docs nor MCP are on). */
+    openApiDocument?: () => Promise<unknown>;
+  }
+}
 
 /** The security schemes of the document: OAuth 2.0 access tokens, and bearer PATs and JWTs. */
 export const OAUTH2_SCHEME = 'oauth2';
@@ -27,13 +36,27 @@ export interface OAuthEndpoints {
   device_authorization: string;
 }
 
-export async function registerOpenApi(app: TypedApp, { config, scopes }: AppContext, oauth: OAuthEndpoints) {
+export async function registerOpenApi(app: TypedApp, ctx: AppContext, oauth: OAuthEndpoints) {
+  const { config } = ctx;
   if (!config.apiDocsPublic && !config.mcpEnabled) return;
+  const options = swaggerOptions(ctx, oauth);
+  if (!config.apiDocsPublic) {
+    app.decorate('openApiDocument', recordForOpenApi(app, options));
+    return;
+  }
   const { default: swagger } = await import('@fastify/swagger');
+  await app.register(swagger, options);
+  app.decorate('openApiDocument', async () => app.swagger());
+  app.get('/api/schema/', { schema: { hide: true } }, async () => app.swagger());
+  const { default: swaggerUi } = await import('@fastify/swagger-ui');
+  await app.register(swaggerUi, { routePrefix: '/api/docs', staticCSP: true });
+}
+
+function swaggerOptions({ config, scopes }: AppContext, oauth: OAuthEndpoints): SwaggerOptions {
   const emptyPatScopes = config.patEmptyScopesFullAccess
     ? "a PAT created with no scopes has the user's full access"
     : 'a PAT created with no scopes has no access';
-  await app.register(swagger, {
+  return {
     openapi: {
       openapi: '3.0.3',
       info: {
@@ -86,9 +109,5 @@ export async function registerOpenApi(app: TypedApp, { config, scopes }: AppCont
       return { schema: documented ? schema : ({ ...schema, hide: true } as typeof schema), url };
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
-  });
-  if (!config.apiDocsPublic) return;
-  app.get('/api/schema/', { schema: { hide: true } }, async () => app.swagger());
-  const { default: swaggerUi } = await import('@fastify/swagger-ui');
-  await app.register(swaggerUi, { routePrefix: '/api/docs', staticCSP: true });
+  };
 }

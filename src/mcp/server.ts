@@ -51,9 +51,8 @@ export async function createMcpService(
     createMcpHandler,
     isLegacyRequest,
   } = sdk;
-  const document = (app as FastifyInstance & { swagger(): unknown }).swagger() as OpenApiDocument & {
-    info?: { description?: string };
-  };
+  if (!app.openApiDocument) throw new Error('the OpenAPI document is not recorded (registerOpenApi before the MCP)');
+  const document = (await app.openApiDocument()) as OpenApiDocument & { info?: { description?: string } };
   const catalog = buildCatalog(document, { webhooksEnabled: ctx.config.webhooksEnabled });
   const tools = new Map(catalog.map((tool) => [tool.definition.name, tool]));
   const runner = new ToolRunner(app, credentials);

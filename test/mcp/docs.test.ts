@@ -16,10 +16,8 @@ describe('docs/mcp.md', () => {
   });
   after(() => t?.close());
 
-  it('lists exactly the tools and scopes the service serves (npm run generate:mcp-docs)', () => {
-    const catalog = buildCatalog((t.app as unknown as { swagger(): OpenApiDocument }).swagger(), {
-      webhooksEnabled: true,
-    });
+  it('lists exactly the tools and scopes the service serves (npm run generate:mcp-docs)', async () => {
+    const catalog = buildCatalog((await t.app.openApiDocument!()) as OpenApiDocument, { webhooksEnabled: true });
     const text = fs.readFileSync(fileURLToPath(new URL('../../docs/mcp.md', import.meta.url)), 'utf8');
     const written = text.slice(text.indexOf(DOCS_BEGIN), text.indexOf(DOCS_END) + DOCS_END.length);
     assert.equal(
