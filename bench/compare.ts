@@ -11,7 +11,11 @@
 // A build dir is a copy of dist/ inside the project (so that node_modules resolves), e.g.
 //   npm run build && cp -r dist .dist-before   … change, build …   cp -r dist .dist-after
 //   npm run bench:compare -- before=.dist-before after=.dist-after quiet=.dist-after,LOG_LEVEL=silent
-// Options: --rounds 8 --seconds 3 --delay 5 (mean ms between a connection's requests) --connections 20.
+// Options: --rounds 8 --seconds 3 --delay 5 (mean ms between a connection's requests) --connections 20,
+// --seed-from <checkout>: seed with that checkout's bench/seed.ts, for a build older than this tree
+// (a build refuses a database migrated past its own migrations; newer ones migrate it forward), e.g.
+//   git worktree add ../before <commit> && ln -s $PWD/node_modules ../before/ && (cd ../before && npm run build)
+//   cp -r ../before/dist .dist-before && npm run bench:compare -- --seed-from ../before before=.dist-before now=dist
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -27,6 +31,7 @@ const { values, positionals } = parseArgs({
     seconds: { type: 'string', default: '3' },
     delay: { type: 'string', default: '5' },
     connections: { type: 'string', default: '20' },
+    'seed-from': { type: 'string' },
   },
 });
 if (positionals.length < 2)
@@ -45,7 +50,8 @@ try {
   const seedDir = path.join(dir, 'seed');
   fs.mkdirSync(seedDir);
   const tokensFile = path.join(dir, 'tokens.txt');
-  seedTokens(seedDir, `sqlite:${path.join(seedDir, 'bench.sqlite3')}`, tokensFile);
+  const checkout = values['seed-from'] ? path.resolve(values['seed-from']) : ROOT;
+  seedTokens(seedDir, `sqlite:${path.join(seedDir, 'bench.sqlite3')}`, tokensFile, checkout);
   const servers: ((typeof builds)[number] & { pid: number; url: string })[] = [];
   for (const build of builds) {
     const dataDir = path.join(dir, build.name);

@@ -34,13 +34,16 @@ export function serviceEnv(
   };
 }
 
-/** Seeds users and PATs with bench/seed.ts (the service's own functions); writes the raw tokens to `tokensFile`. */
-export function seedTokens(dataDir: string, databaseUrl: string, tokensFile: string) {
+/**
+ * Seeds users and PATs with bench/seed.ts (the service's own functions) of `checkout` (this one, or an older
+ * one whose database newer builds migrate forward); writes the raw tokens to `tokensFile`.
+ */
+export function seedTokens(dataDir: string, databaseUrl: string, tokensFile: string, checkout = ROOT) {
   run(
     NODE,
     [
       '--disable-warning=ExperimentalWarning',
-      path.join(ROOT, 'bench/seed.ts'),
+      path.join(checkout, 'bench/seed.ts'),
       tokensFile,
       String(SEED_USERS),
       String(SEED_TOKENS_PER_USER),
