@@ -3,10 +3,14 @@
 // current revision (2026-07-28: the request's `_meta` envelope and MCP-Protocol-Version, Mcp-Method,
 // Mcp-Name headers, as the SDK client sends it when it negotiates) and in the 2025 stateless form
 // (the SDK client's default), each ÷ GET /api/v1/me/ measured in the same round, in rotating order.
+// Beside them, on the same CPU, the SDK's floor (bench/servers/mcp-sdk-floor.mjs): the SDK's HTTP
+// handler with a constant tool and nothing of the service, in the current revision, ÷ the same REST
+// figure: how far any endpoint built on that handler can go on this machine.
 import fs from 'node:fs';
 import path from 'node:path';
 import { request } from 'undici';
 import { SEED_TOKENS_PER_USER, SEED_USERS, seedTokens, startAppServer, type AppServer } from '../lib/app-server.ts';
+import { NODE, ROOT, freePort, startProcess, type Started } from '../lib/processes.ts';
 import { judge, type Metric, type Target } from '../lib/report.ts';
 import { median, range } from '../lib/stats.ts';
 import { SERVER_CPU, wrk, type WrkResult } from '../lib/wrk.ts';
@@ -43,12 +47,18 @@ const KINDS = {
     headers: { Accept: ACCEPT, 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': 'get_me' },
   },
   legacy: { path: '/mcp', body: LEGACY_BODY, headers: { Accept: ACCEPT, 'MCP-Protocol-Version': '2025-11-25' } },
+  floor: {
+    path: '/mcp',
+    body: MODERN_BODY,
+    headers: { Accept: ACCEPT, 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': 'get_me' },
+  },
 } as const;
 type Kind = keyof typeof KINDS;
 
 /** One call of each kind through a real socket: each must succeed (wrk counts only ≥ 400 as errors). */
-async function preflight(url: string, token: string) {
+async function preflight(urls: Record<Kind, string>, token: string) {
   for (const [kind, spec] of Object.entries(KINDS) as [Kind, (typeof KINDS)[Kind]][]) {
+    const url = urls[kind];
     const body = 'body' in spec ? spec.body : undefined;
     const response = await request(`${url}${spec.path}`, {
       method: body ? 'POST' : 'GET',
@@ -76,28 +86,45 @@ export async function mcpScenarios(plan: Plan): Promise<Metric[]> {
   const databaseUrl = `sqlite:${path.join(dir, 'bench.sqlite3')}`;
   seedTokens(dir, databaseUrl, tokensFile);
   let server: AppServer | null = null;
+  let floor: Started | null = null;
   try {
     server = await startAppServer({ name: 'mcp', dataDir: dir, databaseUrl, cpu: SERVER_CPU });
+    const floorPort = await freePort();
+    floor = await startProcess({
+      name: 'mcp-sdk-floor',
+      command: NODE,
+      args: [path.join(ROOT, 'bench/servers/mcp-sdk-floor.mjs')],
+      env: { PATH: process.env.PATH, PORT: String(floorPort) },
+      cpu: SERVER_CPU,
+      logFile: path.join(dir, 'mcp-sdk-floor.log'),
+      ready: (log) => log.includes('listening'),
+    });
+    const servers: Record<Kind, { url: string; pid: number }> = {
+      rest: server,
+      modern: server,
+      legacy: server,
+      floor: { url: `http://127.0.0.1:${floorPort}`, pid: floor.pid },
+    };
     const tokens = fs.readFileSync(tokensFile, 'utf8').trim().split('\n');
-    await preflight(server.url, tokens[0]);
+    await preflight({ rest: server.url, modern: server.url, legacy: server.url, floor: servers.floor.url }, tokens[0]);
     const bodies: Partial<Record<Kind, string>> = {};
-    for (const kind of ['modern', 'legacy'] as const) {
+    for (const kind of ['modern', 'legacy', 'floor'] as const) {
       bodies[kind] = path.join(dir, `${kind}.txt`);
       fs.writeFileSync(bodies[kind]!, `${KINDS[kind].body}\n`);
     }
     const measure = (kind: Kind, seconds: number) => {
       const spec = KINDS[kind];
       return wrk({
-        url: `${server!.url}${spec.path}`,
+        url: `${servers[kind].url}${spec.path}`,
         method: kind === 'rest' ? 'GET' : 'POST',
         tokensFile,
         bodiesFile: bodies[kind],
         headers: 'headers' in spec ? spec.headers : undefined,
         seconds,
-        serverPids: [server!.pid],
+        serverPids: [servers[kind].pid],
       });
     };
-    const kinds: Kind[] = ['rest', 'modern', 'legacy'];
+    const kinds: Kind[] = ['rest', 'modern', 'legacy', 'floor'];
     plan.log(`warm-up ${plan.warmupSeconds} s each: ${kinds.join(', ')}`);
     for (const kind of kinds) await measure(kind, plan.warmupSeconds);
     const rounds: Record<Kind, WrkResult>[] = [];
@@ -114,7 +141,7 @@ export async function mcpScenarios(plan: Plan): Promise<Metric[]> {
     }
     const clean = rounds.filter((r) => kinds.every((k) => r[k].clean));
     const chosen = clean.length ? clean : rounds;
-    const metric = (kind: 'modern' | 'legacy', id: string, label: string): Metric => {
+    const metric = (kind: Exclude<Kind, 'rest'>, id: string, label: string, target?: Target): Metric => {
       const ratios = chosen.map((r) => r[kind].rps / r.rest.rps);
       return judge({
         id,
@@ -127,7 +154,7 @@ export async function mcpScenarios(plan: Plan): Promise<Metric[]> {
         ratioRange: range(ratios),
         rounds: clean.length,
         dropped: rounds.length - clean.length,
-        target: TARGET,
+        ...(target ? { target } : {}),
         details: {
           perRound: chosen.map((r, i) => ({ round: i + 1, ratio: r[kind].rps / r.rest.rps })),
           cpuUsPerRequest: {
@@ -139,10 +166,17 @@ export async function mcpScenarios(plan: Plan): Promise<Metric[]> {
       });
     };
     return [
-      metric('modern', 'mcp_get_me', 'MCP tools/call get_me (2026-07-28, PAT, SQLite) req/s ÷ REST GET /api/v1/me/'),
-      metric('legacy', 'mcp_get_me_2025', 'same, 2025-11-25 stateless request ÷ REST'),
+      metric(
+        'modern',
+        'mcp_get_me',
+        'MCP tools/call get_me (2026-07-28, PAT, SQLite) req/s ÷ REST GET /api/v1/me/',
+        TARGET,
+      ),
+      metric('legacy', 'mcp_get_me_2025', 'same, 2025-11-25 stateless request ÷ REST', TARGET),
+      metric('floor', 'mcp_sdk_floor', "the SDK's HTTP handler alone, constant tool (2026-07-28) ÷ REST: the ceiling"),
     ];
   } finally {
     await server?.stop();
+    await floor?.stop();
   }
 }
