@@ -2,8 +2,9 @@
 // outbox row that exists exactly when the change that caused it is committed, and a slow mail server never
 // slows an API call. The worker (mailWorkerTask) or sendQueuedMail() sends queued rows through the pre-send
 // guard and the transport and records the outcome on the row: sent, suppressed or failed.
-import type { ExpressionBuilder } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
 import type { AppContext } from '../app-context.ts';
+import { purgeOlderThan } from '../db/batched-delete.ts';
 import type { Database, Executor, Row } from '../db/schema.ts';
 import { nowIso, isoAfter } from '../util/time.ts';
 import { sleep, type WorkerTask } from '../worker/worker.ts';
@@ -211,14 +212,14 @@ export async function sendQueuedMail(ctx: AppContext): Promise<number> {
   return sent;
 }
 
-/** Deletes sent, suppressed and failed rows last touched more than `days` ago; returns how many. */
-export async function purgeOldMail(ctx: AppContext, days = OUTBOX_RETENTION_DAYS): Promise<number> {
-  const result = await ctx.db.kysely
-    .deleteFrom('mail_outbox')
-    .where('status', 'in', ['sent', 'suppressed', 'failed'])
-    .where('updated_at', '<', isoAfter(-days * 86_400))
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
+// Sent, suppressed or failed: the predicate of mail_outbox_finished_idx (migration 0014), as it states it.
+const FINISHED = sql`"status" <> 'queued' and "status" <> 'sending'`;
+
+/** Deletes sent, suppressed and failed rows last touched more than `days` ago, in batches; returns how many. */
+export function purgeOldMail(ctx: AppContext, days = OUTBOX_RETENTION_DAYS): Promise<number> {
+  return purgeOlderThan(ctx.db.kysely, 'mail_outbox', 'updated_at', isoAfter(-days * 86_400), {
+    also: FINISHED,
+  });
 }
 
 /** The worker's mail sender: runs at once on a 'mail' wake-up, else every second; purges hourly. */

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { purgeAccountRows } from '../../src/accounts/housekeeping.ts';
 import { purgeExpiredIdempotencyKeys } from '../../src/http/idempotency.ts';
+import { purgeOldMail } from '../../src/mail/outbox.ts';
 import { deleteExpiredOAuthRows } from '../../src/oauth/adapter.ts';
 import { purgeDeliveryLogs } from '../../src/webhooks/queue.ts';
 import { bearer, startApp, type TestApp } from '../support/app.ts';
@@ -181,6 +182,25 @@ describe('query plans of reads and purges that must not grow with the tables', (
       })
       .execute();
     await db.insertInto('auth_failures').values({ bucket: 'b', created_at: OLD }).execute();
+    for (const status of ['sent', 'queued'] as const)
+      await db
+        .insertInto('mail_outbox')
+        .values({
+          to_addresses: '["old@example.com"]',
+          cc_addresses: '[]',
+          bcc_addresses: '[]',
+          subject: status,
+          body_text: 'x',
+          body_html: null,
+          status,
+          error: null,
+          transport_message_id: null,
+          locked_until: null,
+          created_at: OLD,
+          updated_at: OLD,
+          sent_at: null,
+        })
+        .execute();
     const idempotency = await plansOf(async () => assert.equal(await purgeExpiredIdempotencyKeys(db), 1));
     assertAlong(find(idempotency.plans, /^delete from "idempotency_keys"/), 'idempotency_keys_expires_idx');
     const accounts = await plansOf(() => purgeAccountRows(t.ctx));
@@ -191,6 +211,10 @@ describe('query plans of reads and purges that must not grow with the tables', (
       await db.selectFrom('jwt_refresh_tokens').select('token_hash').where('user_id', '=', user.id).executeTakeFirst(),
       undefined,
     );
+    const mail = await plansOf(async () =>
+      assert.equal(await purgeOldMail(t.ctx), 1, 'the sent row, not the queued one'),
+    );
+    assertAlong(find(mail.plans, /^delete from "mail_outbox"/), 'mail_outbox_finished_idx');
   });
 
   it('the plans flag what they should: a table scan and a sort are seen', async () => {

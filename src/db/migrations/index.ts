@@ -14,6 +14,7 @@ import * as m0010 from './0010_delivery_queue_fillfactor.ts';
 import * as m0011 from './0011_audit_entries.ts';
 import * as m0012 from './0012_scale_indexes.ts';
 import * as m0013 from './0013_standard_webhooks.ts';
+import * as m0014 from './0014_mail_outbox_purge_index.ts';
 
 /**
  * Every migration, in the order they apply: a database of an earlier release has applied a prefix of
@@ -33,6 +34,7 @@ export const MIGRATIONS: readonly (readonly [name: string, migration: Migration]
   ['0011_audit_entries', m0011],
   ['0012_scale_indexes', m0012],
   ['0013_standard_webhooks', m0013],
+  ['0014_mail_outbox_purge_index', m0014],
 ];
 
 // Kysely's migrator applies migrations in the order of their names, whatever order it is given them
