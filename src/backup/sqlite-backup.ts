@@ -34,6 +34,7 @@ export const COUNTED_TABLES: readonly (keyof Database)[] = [
   'webhook_deliveries',
   'mail_outbox',
   'mail_suppressions',
+  'audit_entries',
 ];
 
 /** About a hundred progress reports whatever the size, and never steps of fewer than 100 pages. */

@@ -277,6 +277,10 @@ describe('svc backup of the live SQLite database (real processes)', { skip: sqli
         assert.equal(printedRows(backup.stdout, 'teams'), content.teamIds.size);
         assert.equal(printedRows(backup.stdout, 'users'), FILLER_USERS + 2);
         assert.ok(printedRows(backup.stdout, 'webhook_deliveries') > 0, 'the worker had recorded deliveries');
+        assert.ok(
+          printedRows(backup.stdout, 'audit_entries') >= backup.createdBefore.length,
+          'each team created before the backup began, with its audit entry',
+        );
       }
       assert.ok(delivered > 0, 'the worker delivered events during the writes');
       const progress = backups[1].progress!;
