@@ -190,10 +190,12 @@ async function sendOne(ctx: AppContext, row: OutboxRow, guarded: GuardedRecipien
 /**
  * Sends every queued message now and returns how many were handed to the transport. Recipients refused by
  * the guard and transport failures are recorded on the rows, never thrown. Tests call this to flush mail.
+ * When `signal` aborts (the worker stops), the message being sent is finished and the rest of the claimed
+ * batch is handed back to the queue at once, for the next worker, instead of waiting out its lease.
  */
-export async function sendQueuedMail(ctx: AppContext): Promise<number> {
+export async function sendQueuedMail(ctx: AppContext, signal?: AbortSignal): Promise<number> {
   let sent = 0;
-  for (;;) {
+  while (!signal?.aborted) {
     const rows = await claimBatch(ctx);
     if (rows.length === 0) break;
     const guarded = await guardBatch(
@@ -205,11 +207,29 @@ export async function sendQueuedMail(ctx: AppContext): Promise<number> {
       })),
     );
     for (let i = 0; i < rows.length; i++) {
+      if (signal?.aborted) {
+        await release(ctx, rows.slice(i));
+        return sent;
+      }
       if (await sendOne(ctx, rows[i], guarded[i])) sent++;
     }
     if (rows.length < BATCH_SIZE) break;
   }
   return sent;
+}
+
+/** Hands claimed rows that were not sent back to the queue. */
+async function release(ctx: AppContext, rows: readonly OutboxRow[]) {
+  await ctx.db.kysely
+    .updateTable('mail_outbox')
+    .set({ status: 'queued', locked_until: null, updated_at: nowIso() })
+    .where(
+      'id',
+      'in',
+      rows.map((row) => row.id),
+    )
+    .where('status', '=', 'sending')
+    .execute();
 }
 
 // Sent, suppressed or failed: the predicate of mail_outbox_finished_idx (migration 0014), as it states it.
@@ -240,7 +260,7 @@ export const mailWorkerTask: WorkerTask = {
             lastPurge = Date.now();
             await purgeOldMail(ctx);
           }
-          await sendQueuedMail(ctx);
+          await sendQueuedMail(ctx, signal);
         } catch (error) {
           // A database hiccup: logged, and the next round tries again (rows keep their state).
           mailLog(ctx).error({ err: error }, 'mail sender round failed');

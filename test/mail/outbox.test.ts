@@ -253,11 +253,10 @@ describe('mail outbox with SMTP', () => {
         const chunks: Buffer[] = [];
         stream.on('data', (chunk: Buffer) => chunks.push(chunk));
         stream.on('end', () => {
-          received.push({
-            rcpt: session.envelope.rcptTo.map((r) => r.address),
-            data: Buffer.concat(chunks).toString(),
-          });
-          callback();
+          const rcpt = session.envelope.rcptTo.map((r) => r.address);
+          received.push({ rcpt, data: Buffer.concat(chunks).toString() });
+          // A slow mailbox: the provider takes its time to accept each message.
+          setTimeout(callback, rcpt[0].startsWith('slow') ? 250 : 0);
         });
       },
     });
@@ -303,5 +302,37 @@ describe('mail outbox with SMTP', () => {
     assert.equal(row.status, 'sent');
     assert.equal(row.error, 'refused by the mail server: reject2@example.com');
     assert.deepEqual(received[0].rcpt, ['ok2@example.com']);
+  });
+  it('a stopping worker finishes the message in flight and hands the rest of its batch back to the queue', async () => {
+    await t.ctx.db.kysely.deleteFrom('mail_outbox').execute();
+    received.length = 0;
+    const count = 20;
+    for (let i = 0; i < count; i++)
+      await queueMail(t.ctx, t.ctx.db.kysely, { to: `slow${i}@example.com`, subject: `Slow ${i}`, text: 'x' });
+    const worker = startWorker(t.ctx, [mailWorkerTask]);
+    const started = Date.now();
+    while (received.length === 0) {
+      assert.ok(Date.now() - started < 5000, 'the worker began sending');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const stopping = Date.now();
+    await worker.stop();
+    // Sending all of them takes 20 × 250 ms; a stop waits for one message at most.
+    assert.ok(Date.now() - stopping < 1500, `stopped in ${Date.now() - stopping} ms`);
+    const rows = await outbox(t);
+    const sent = rows.filter((row) => row.status === 'sent');
+    assert.ok(sent.length < count, 'the worker stopped before the queue was empty');
+    assert.equal(sent.length, received.length, 'every message the server took is recorded as sent');
+    assert.deepEqual(
+      rows.filter((row) => row.status !== 'sent').map((row) => [row.status, row.locked_until]),
+      Array.from({ length: count - sent.length }, () => ['queued', null]),
+      'the rest are queued again, with no lease to wait out',
+    );
+    assert.equal(await sendQueuedMail(t.ctx), count - sent.length);
+    assert.deepEqual(
+      received.map((r) => r.rcpt[0]).sort(),
+      Array.from({ length: count }, (_, i) => `slow${i}@example.com`).sort(),
+      'each message delivered exactly once',
+    );
   });
 });
