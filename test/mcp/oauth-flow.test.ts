@@ -129,10 +129,12 @@ describe('MCP authorization end to end (SDK client, Chromium)', () => {
     new StreamableHTTPClientTransport(new URL(`${t.base}/mcp`), { authProvider: provider });
   const newClient = () => new Client({ name: 'e2e-agent', version: '1.0.0' });
 
+  // Restored after: files may share a process (`npm run test:fast`).
+  const defaultCAs = tls.getCACertificates('default');
   before(async () => {
     const pki = await testPki();
     // The service fetches the metadata document over HTTPS from the test's server, signed by the test CA.
-    tls.setDefaultCACertificates([...tls.getCACertificates('default'), pki.caPem]);
+    tls.setDefaultCACertificates([...defaultCAs, pki.caPem]);
     documents = https.createServer({ cert: pki.certPem, key: pki.keyPem }, (req, res) => {
       documentFetches++;
       const clientId = `${documentsBase}${req.url}`;
@@ -161,6 +163,7 @@ describe('MCP authorization end to end (SDK client, Chromium)', () => {
     await t.team(user.id, 'Existing');
   });
   after(async () => {
+    tls.setDefaultCACertificates(defaultCAs);
     await browser?.close();
     await callback?.close();
     documents?.closeAllConnections();

@@ -24,9 +24,12 @@ describe('Client ID Metadata Document fetch', () => {
   const registry = new ScopeRegistry();
   const allowed = metadataDocumentFetch({ allowedCidrs: ['127.0.0.1/32'], dnsServers: [] }, registry);
 
+  // The process's default CA list gains the test CA for this file only: files may share a process
+  // (`npm run test:fast`), and another's "unknown CA is refused" must still hold.
+  const defaultCAs = tls.getCACertificates('default');
   before(async () => {
     const pki = await testPki();
-    tls.setDefaultCACertificates([...tls.getCACertificates('default'), pki.caPem]);
+    tls.setDefaultCACertificates([...defaultCAs, pki.caPem]);
     server = https.createServer({ cert: pki.certPem, key: pki.keyPem }, (req, res) => {
       const answer = routes.get(req.url ?? '')?.(base) ?? { status: 404 };
       if (answer.hang) return;
@@ -38,6 +41,7 @@ describe('Client ID Metadata Document fetch', () => {
     base = `https://127.0.0.1:${(server.address() as { port: number }).port}`;
   });
   after(() => {
+    tls.setDefaultCACertificates(defaultCAs);
     server.closeAllConnections();
     server.close();
   });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { describe, it } from 'node:test';
+import { beforeEach, describe, it } from 'node:test';
 import { verifyWebhookSignature } from '../../src/webhooks/verify.ts';
 
 const secret = 'c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlYw==';
@@ -8,7 +8,11 @@ const body = '{"id":"evt_1","type":"team.member.added"}';
 const sign = (key: string, t: number, raw = body) => createHmac('sha256', key).update(`${t}.${raw}`).digest('hex');
 
 describe('verifyWebhookSignature', () => {
-  const now = Math.floor(Date.now() / 1000);
+  // Read when each test runs, not when the file loads: a ±300 s window must be measured from the check.
+  let now = 0;
+  beforeEach(() => {
+    now = Math.floor(Date.now() / 1000);
+  });
   it('accepts a fresh signature over the raw body, as string or bytes', () => {
     const header = `t=${now},v1=${sign(secret, now)}`;
     assert.equal(verifyWebhookSignature(secret, header, body), true);
