@@ -1,6 +1,7 @@
 // The result model: one Metric per figure, judged against its must/aim target (the raised bar of
 // issue 32 §2, bench/lib/targets.ts), printed as a Markdown table and written to
 // bench/results/<date>.json.
+import { judgedRatio } from './ratios.ts';
 export type Verdict = 'PASS aim' | 'PASS must' | 'FAIL' | 'n/a' | 'contended';
 
 export interface Target {
@@ -12,6 +13,8 @@ export interface Target {
   on: 'ratio' | 'value';
   /** Printed after the bound: '' for a plain ratio, '×' for a ratio read as a factor, 'ms'. */
   unit: string;
+  /** Which ratio over the rounds is judged: their median (default), or the worst round. */
+  counts?: 'median' | 'worst';
 }
 
 export interface Metric {
@@ -28,7 +31,7 @@ export interface Metric {
   rounds: number;
   dropped: number;
   target?: Target;
-  /** The figure compared with the target (the median ratio or the value). */
+  /** The figure compared with the target (the median ratio, the worst round's ratio, or the value). */
   judged?: number | null;
   verdict?: Verdict;
   note?: string;
@@ -53,7 +56,8 @@ export function notAvailable(id: string, label: string, why: string, target?: Ta
 
 /** The figure a target is applied to. */
 export function judgedFigure(metric: Metric, t: Target): number | null {
-  return t.on === 'value' ? metric.value : metric.ratio;
+  if (t.on === 'value') return metric.value;
+  return judgedRatio({ ratio: metric.ratio, ratioRange: metric.ratioRange ?? null }, t.better, t.counts);
 }
 
 export function judge(metric: Metric): Metric {
@@ -102,7 +106,8 @@ function mustAim(t: Target | undefined): [string, string] {
 export function judgedText(m: Metric): string {
   const t = m.target;
   if (!t || m.judged === undefined || m.judged === null) return '';
-  return t.on === 'value' ? fmt(m.judged, m.unit) : `${m.judged.toFixed(2)}${t.unit}`;
+  if (t.on === 'value') return fmt(m.judged, m.unit);
+  return `${m.judged.toFixed(2)}${t.unit}${t.counts === 'worst' ? ' (worst round)' : ''}`;
 }
 
 export function markdownTable(metrics: Metric[]): string {

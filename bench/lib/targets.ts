@@ -49,6 +49,7 @@ export const TABLE: TableRow[] = [
     unit: '×',
     must: 2,
     aim: 1.5,
+    counts: 'worst',
   },
   {
     metric: 'logging on ÷ off',
@@ -170,8 +171,8 @@ export const KEPT: TableRow[] = [
 export function targetFor(id: string, rows: readonly TableRow[] = [...TABLE, ...KEPT]): Target | undefined {
   const row = rows.find((r) => r.ids.includes(id));
   if (!row) return undefined;
-  const { better, must, aim, on, unit } = row;
-  return { better, must, aim, on, unit };
+  const { better, must, aim, on, unit, counts } = row;
+  return { better, must, aim, on, unit, ...(counts ? { counts } : {}) };
 }
 
 /** Every metric with the target its id has in the table (or none: reported, not judged), judged. */

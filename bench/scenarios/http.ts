@@ -15,8 +15,9 @@ import {
 import type { Started } from '../lib/processes.ts';
 import { pauseTrees } from '../lib/proc.ts';
 import { notAvailable, type Metric } from '../lib/report.ts';
+import { overRounds } from '../lib/ratios.ts';
 import { startPostgres, startRedis, postgresAvailable } from '../lib/services.ts';
-import { median, range } from '../lib/stats.ts';
+import { median } from '../lib/stats.ts';
 import { SERVER_CPU, wrk, type WrkResult } from '../lib/wrk.ts';
 import type { Plan } from '../run.ts';
 
@@ -116,8 +117,7 @@ export function ratioMetric(
     unit,
     baseline: pick(base, value),
     baselineLabel,
-    ratio: median(ratios),
-    ratioRange: range(ratios),
+    ...overRounds(ratios),
     rounds: clean,
     dropped,
     details: {

@@ -12,7 +12,8 @@ import { request } from 'undici';
 import { SEED_TOKENS_PER_USER, SEED_USERS, seedTokens, startAppServer, type AppServer } from '../lib/app-server.ts';
 import { NODE, ROOT, freePort, startProcess, type Started } from '../lib/processes.ts';
 import type { Metric } from '../lib/report.ts';
-import { median, range } from '../lib/stats.ts';
+import { overRounds } from '../lib/ratios.ts';
+import { median } from '../lib/stats.ts';
 import { SERVER_CPU, wrk, type WrkResult } from '../lib/wrk.ts';
 import type { Plan } from '../run.ts';
 
@@ -148,8 +149,7 @@ export async function mcpScenarios(plan: Plan): Promise<Metric[]> {
         unit: 'req/s',
         baseline: median(chosen.map((r) => r.rest.rps)),
         baselineLabel: 'GET /api/v1/me/',
-        ratio: median(ratios),
-        ratioRange: range(ratios),
+        ...overRounds(ratios),
         rounds: clean.length,
         dropped: rounds.length - clean.length,
         details: {

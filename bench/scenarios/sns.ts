@@ -5,7 +5,8 @@ import path from 'node:path';
 import { serviceEnv, startBare } from '../lib/app-server.ts';
 import { NODE, ROOT, freePort, startProcess, type Started } from '../lib/processes.ts';
 import { notAvailable, type Metric } from '../lib/report.ts';
-import { median, range } from '../lib/stats.ts';
+import { overRounds } from '../lib/ratios.ts';
+import { median } from '../lib/stats.ts';
 import { SERVER_CPU, wrk, type WrkResult } from '../lib/wrk.ts';
 import type { Plan } from '../run.ts';
 
@@ -79,8 +80,7 @@ export async function snsScenarios(plan: Plan): Promise<Metric[]> {
         unit: 'req/s',
         baseline: median(chosen.map((r) => r.sink.rps)),
         baselineLabel: 'POST sink',
-        ratio: median(ratios),
-        ratioRange: range(ratios),
+        ...overRounds(ratios),
         rounds: clean.length,
         dropped: rounds.length - clean.length,
         details: {

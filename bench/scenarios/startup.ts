@@ -7,7 +7,8 @@ import { serviceEnv } from '../lib/app-server.ts';
 import { CpuProbe } from '../lib/proc.ts';
 import { NODE, ROOT, commandExists, run, runAsync } from '../lib/processes.ts';
 import { notAvailable, type Metric } from '../lib/report.ts';
-import { median, range } from '../lib/stats.ts';
+import { overRounds } from '../lib/ratios.ts';
+import { median } from '../lib/stats.ts';
 import { CONTENTION_LIMIT_CORES, SERVER_CPU } from '../lib/wrk.ts';
 import type { Plan } from '../run.ts';
 
@@ -83,8 +84,7 @@ export async function startupScenarios(plan: Plan): Promise<Metric[]> {
       unit: 'ms',
       baseline: median(chosen.map((r) => r.bare)),
       baselineLabel: 'bare',
-      ratio: median(ratios),
-      ratioRange: range(ratios),
+      ...overRounds(ratios),
       rounds: clean.length,
       dropped: rounds.length - clean.length,
       details: { rounds },
@@ -113,8 +113,7 @@ export async function startupScenarios(plan: Plan): Promise<Metric[]> {
       unit: 'MiB',
       baseline: median(samples.bare),
       baselineLabel: 'bare',
-      ratio: median(ratios),
-      ratioRange: range(ratios),
+      ...overRounds(ratios),
       rounds: ratios.length,
       dropped: 0,
       details: samples,

@@ -7,8 +7,9 @@ import path from 'node:path';
 import { serviceEnv, startBare, type AppServer } from '../lib/app-server.ts';
 import { NODE, ROOT, run, runAsync, startProcess, type Started } from '../lib/processes.ts';
 import { notAvailable, type Metric } from '../lib/report.ts';
+import { overRounds } from '../lib/ratios.ts';
 import { postgresAvailable, startPostgres, type PrivatePostgres } from '../lib/services.ts';
-import { median, range } from '../lib/stats.ts';
+import { median } from '../lib/stats.ts';
 import { CLIENT_CPU, CONTENTION_LIMIT_CORES, SERVER_CPU } from '../lib/wrk.ts';
 import type { Plan } from '../run.ts';
 
@@ -198,8 +199,7 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
         unit: '/s',
         baseline: median(chosen.map((r) => at(r[baseKey], baseC).rate)),
         baselineLabel: baseKey === 'raw' ? 'raw loop' : 'unsigned',
-        ratio: median(ratios),
-        ratioRange: range(ratios),
+        ...overRounds(ratios),
         rounds: clean.length,
         dropped: usable.length - clean.length,
       } satisfies Metric;
@@ -234,8 +234,7 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
         unit: '/CPU-s',
         baseline: median(chosen.map((l) => 1e6 / l.unsignedCpuUs)),
         baselineLabel: 'unsigned',
-        ratio: median(ratios),
-        ratioRange: range(ratios),
+        ...overRounds(ratios),
         rounds: clean.length,
         dropped: lines.length - clean.length,
         note:
