@@ -1,15 +1,20 @@
-// The result model: one Metric per figure, judged against its must/aim target, printed as a
-// Markdown table and written to bench/results/<date>.json.
-export type Verdict = 'pass (aim)' | 'pass (must)' | 'FAIL' | 'n/a' | 'contended';
+// The result model: one Metric per figure, judged against its must/aim target (the raised bar of
+// issue 32 §2, bench/lib/targets.ts), printed as a Markdown table and written to
+// bench/results/<date>.json.
+import { judgedRatio } from './ratios.ts';
+export type Verdict = 'PASS aim' | 'PASS must' | 'FAIL' | 'n/a' | 'contended';
 
 export interface Target {
-  /** 'min': the value must be at least the bound; 'max': at most. */
-  kind: 'min' | 'max';
+  /** Which way is better: a rate ratio is higher-is-better, a latency or a memory ratio lower-is-better. */
+  better: 'higher' | 'lower';
   must: number;
   aim: number;
   /** What the target is applied to: the ratio or the absolute value. */
   on: 'ratio' | 'value';
-  text: string;
+  /** Printed after the bound: '' for a plain ratio, '×' for a ratio read as a factor, 'ms'. */
+  unit: string;
+  /** Which ratio over the rounds is judged: their median (default), or the worst round. */
+  counts?: 'median' | 'worst';
 }
 
 export interface Metric {
@@ -26,8 +31,8 @@ export interface Metric {
   rounds: number;
   dropped: number;
   target?: Target;
-  /** Extra aim condition evaluated by the scenario (e.g. "≤ 4× bare's p99"). */
-  aimExtra?: boolean;
+  /** The figure compared with the target (the median ratio, the worst round's ratio, or the value). */
+  judged?: number | null;
   verdict?: Verdict;
   note?: string;
   details?: Record<string, unknown>;
@@ -49,18 +54,28 @@ export function notAvailable(id: string, label: string, why: string, target?: Ta
   };
 }
 
+/** The figure a target is applied to. */
+export function judgedFigure(metric: Metric, t: Target): number | null {
+  if (t.on === 'value') return metric.value;
+  return judgedRatio({ ratio: metric.ratio, ratioRange: metric.ratioRange ?? null }, t.better, t.counts);
+}
+
 export function judge(metric: Metric): Metric {
-  if (metric.verdict === 'n/a') return metric;
+  if (metric.verdict === 'n/a' || metric.verdict === 'FAIL') return metric;
   const t = metric.target;
   if (!t) return metric;
-  const x = t.on === 'ratio' ? metric.ratio : metric.value;
-  if (x === null) return { ...metric, verdict: metric.rounds === 0 && metric.dropped > 0 ? 'contended' : 'n/a' };
-  const meets = (bound: number) => (t.kind === 'min' ? x >= bound : x <= bound);
-  let verdict: Verdict =
-    meets(t.aim) && metric.aimExtra !== false ? 'pass (aim)' : meets(t.must) ? 'pass (must)' : 'FAIL';
+  const x = judgedFigure(metric, t);
   // Figures measured only in contended rounds are shown but not judged.
-  if (metric.rounds === 0 && metric.dropped > 0) verdict = 'contended';
-  return { ...metric, verdict };
+  const contended = metric.rounds === 0 && metric.dropped > 0;
+  if (x === null) return { ...metric, judged: null, verdict: contended ? 'contended' : 'n/a' };
+  const meets = (bound: number) => (t.better === 'higher' ? x >= bound : x <= bound);
+  const verdict: Verdict = contended ? 'contended' : meets(t.aim) ? 'PASS aim' : meets(t.must) ? 'PASS must' : 'FAIL';
+  return { ...metric, judged: x, verdict };
+}
+
+/** "≥ 0.55", "≤ 2×", "≤ 1 ms". */
+export function boundText(t: Target, bound: number): string {
+  return `${t.better === 'higher' ? '≥' : '≤'} ${bound}${t.unit === 'ms' ? ' ms' : t.unit}`;
 }
 
 function fmt(value: number | null | undefined, unit = ''): string {
@@ -77,22 +92,40 @@ function fmt(value: number | null | undefined, unit = ''): string {
   return unit ? `${text} ${unit}` : text;
 }
 
+/** must and aim as printed; results files written before targets.ts carry a `text` "must / aim". */
+function mustAim(t: Target | undefined): [string, string] {
+  if (!t) return ['', ''];
+  const legacy = (t as { text?: string }).text;
+  if (legacy && t.unit === undefined) {
+    const [must, aim] = legacy.split(' / ');
+    return [must ?? '', aim ?? ''];
+  }
+  return [boundText(t, t.must), boundText(t, t.aim)];
+}
+
+export function judgedText(m: Metric): string {
+  const t = m.target;
+  if (!t || m.judged === undefined || m.judged === null) return '';
+  if (t.on === 'value') return fmt(m.judged, m.unit);
+  return `${m.judged.toFixed(2)}${t.unit}${t.counts === 'worst' ? ' (worst round)' : ''}`;
+}
+
 export function markdownTable(metrics: Metric[]): string {
   const rows = [
-    '| metric | value | baseline | ratio (median, min–max) | rounds (dropped) | must | aim | result |',
-    '|---|---|---|---|---|---|---|---|',
+    '| metric | value | baseline | ratio (median, min–max) | rounds (dropped) | must | aim | judged | verdict |',
+    '|---|---|---|---|---|---|---|---|---|',
   ];
   for (const m of metrics) {
     const ratio =
       m.ratio === null
         ? '—'
         : `${m.ratio.toFixed(2)}${m.ratioRange ? ` (${m.ratioRange[0].toFixed(2)}–${m.ratioRange[1].toFixed(2)})` : ''}`;
-    const [must, aim] = m.target ? m.target.text.split(' / ') : ['', ''];
+    const [must, aim] = mustAim(m.target);
     const value = m.note && m.value === null ? m.note : fmt(m.value, m.unit);
     const baseline =
       m.baseline === null ? '—' : `${fmt(m.baseline, m.unit)}${m.baselineLabel ? ` (${m.baselineLabel})` : ''}`;
     rows.push(
-      `| ${m.label} | ${value} | ${baseline} | ${ratio} | ${m.rounds}${m.dropped ? ` (${m.dropped})` : ''} | ${must ?? ''} | ${aim ?? ''} | ${m.verdict ?? ''} |`,
+      `| ${m.label} | ${value} | ${baseline} | ${ratio} | ${m.rounds}${m.dropped ? ` (${m.dropped})` : ''} | ${must} | ${aim} | ${judgedText(m)} | ${m.verdict ?? ''} |`,
     );
   }
   return rows.join('\n');

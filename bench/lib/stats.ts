@@ -14,10 +14,6 @@ export function percentile(values: number[], p: number): number | null {
   return sorted[rank];
 }
 
-export function range(values: number[]): [number, number] | null {
-  return values.length ? [Math.min(...values), Math.max(...values)] : null;
-}
-
 export function round(value: number | null, digits = 2): number | null {
   if (value === null || !Number.isFinite(value)) return null;
   const f = 10 ** digits;

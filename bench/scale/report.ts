@@ -14,7 +14,7 @@ export interface Figure {
   note?: string;
 }
 
-export const SCALE_TARGET: Target = { kind: 'max', must: 1.3, aim: 1.1, on: 'ratio', text: '≤ 1.3× / ≤ 1.1×' };
+export const SCALE_TARGET: Target = { better: 'lower', must: 1.3, aim: 1.1, on: 'ratio', unit: '×' };
 
 export function sizeLabel(size: number): string {
   return size >= 1e6 ? `${size / 1e6}M` : size >= 1e3 ? `${size / 1e3}k` : String(size);

@@ -14,9 +14,10 @@ import {
 } from '../lib/app-server.ts';
 import type { Started } from '../lib/processes.ts';
 import { pauseTrees } from '../lib/proc.ts';
-import { judge, notAvailable, type Metric, type Target } from '../lib/report.ts';
+import { notAvailable, type Metric } from '../lib/report.ts';
+import { overRounds } from '../lib/ratios.ts';
 import { startPostgres, startRedis, postgresAvailable } from '../lib/services.ts';
-import { median, range } from '../lib/stats.ts';
+import { median } from '../lib/stats.ts';
 import { SERVER_CPU, wrk, type WrkResult } from '../lib/wrk.ts';
 import type { Plan } from '../run.ts';
 
@@ -24,14 +25,6 @@ import type { Plan } from '../run.ts';
 const PACED_DELAY_MS = 5;
 const ISSUANCES_PER_SECOND = 5;
 const BENCH_PASSWORD = 'bench password that is long enough';
-
-export const TARGETS: Record<string, Target> = {
-  me_sqlite: { kind: 'min', must: 0.45, aim: 0.6, on: 'ratio', text: '≥ 0.45 / ≥ 0.60' },
-  me_sqlite_paced_p99: { kind: 'max', must: 3, aim: 2, on: 'value', text: '≤ 3 ms / ≤ 2 ms and ≤ 4× bare' },
-  me_pg: { kind: 'min', must: 0.15, aim: 0.22, on: 'ratio', text: '≥ 0.15 / ≥ 0.22' },
-  logging: { kind: 'min', must: 0.85, aim: 0.95, on: 'ratio', text: '≥ 0.85 / ≥ 0.95' },
-  issuance_p99: { kind: 'max', must: 3, aim: 2, on: 'ratio', text: '≤ 3× idle / ≤ 2× idle' },
-};
 
 /** One request through a real socket: the route must answer 200 (wrk only counts ≥ 400 as errors). */
 export async function preflight(url: string, token: string): Promise<number> {
@@ -111,25 +104,22 @@ export function ratioMetric(
   value: (r: WrkResult) => number,
   unit: string,
   inverse = false,
-  target: Target | undefined = TARGETS[id],
 ): Metric {
   const { chosen, clean, dropped } = cleanOrAll(samples, [subject, base]);
   const ratios = chosen.map((s) =>
     inverse ? value(s.results[base]) / value(s.results[subject]) : value(s.results[subject]) / value(s.results[base]),
   );
   const pick = (key: string, f: (r: WrkResult) => number) => median(chosen.map((s) => f(s.results[key])));
-  return judge({
+  return {
     id,
     label,
     value: pick(subject, value),
     unit,
     baseline: pick(base, value),
     baselineLabel,
-    ratio: median(ratios),
-    ratioRange: range(ratios),
+    ...overRounds(ratios),
     rounds: clean,
     dropped,
-    target,
     details: {
       perRound: chosen.map((s) => ({
         round: s.round,
@@ -140,7 +130,7 @@ export function ratioMetric(
       [subject]: summarize(chosen.map((s) => s.results[subject])),
       [base]: summarize(chosen.map((s) => s.results[base])),
     },
-  });
+  };
 }
 
 export function summarize(results: WrkResult[]) {
@@ -302,17 +292,13 @@ export async function httpScenarios(plan: Plan): Promise<Metric[]> {
       (r) => r.p99Ms,
       'ms',
     );
-    paced.aimExtra = paced.ratio !== null && paced.ratio <= 4;
-    metrics.push(
-      judge({
-        ...paced,
-        verdict: undefined,
-        details: {
-          ...paced.details,
-          rpsPaced: summarize(cleanOrAll(samples, ['sqlite_paced']).chosen.map((s) => s.results.sqlite_paced)).rps,
-        },
-      }),
-    );
+    metrics.push({
+      ...paced,
+      details: {
+        ...paced.details,
+        rpsPaced: summarize(cleanOrAll(samples, ['sqlite_paced']).chosen.map((s) => s.results.sqlite_paced)).rps,
+      },
+    });
     metrics.push(
       servers.pg
         ? ratioMetric(
@@ -325,7 +311,7 @@ export async function httpScenarios(plan: Plan): Promise<Metric[]> {
             (r) => r.rps,
             'req/s',
           )
-        : notAvailable('me_pg', 'same, PostgreSQL + Redis mode req/s ÷ bare', pgNote!, TARGETS.me_pg),
+        : notAvailable('me_pg', 'same, PostgreSQL + Redis mode req/s ÷ bare', pgNote!),
     );
     metrics.push(
       ratioMetric(
@@ -355,7 +341,6 @@ export async function httpScenarios(plan: Plan): Promise<Metric[]> {
             'issuance_p99',
             `GET /api/v1/me/ p99 while ${ISSUANCES_PER_SECOND} token issuances/s run ÷ idle`,
             'not available: POST /api/auth/token/ is not in this build',
-            TARGETS.issuance_p99,
           ),
     );
     for (const key of closedLoop) {

@@ -11,12 +11,11 @@ import path from 'node:path';
 import { request } from 'undici';
 import { SEED_TOKENS_PER_USER, SEED_USERS, seedTokens, startAppServer, type AppServer } from '../lib/app-server.ts';
 import { NODE, ROOT, freePort, startProcess, type Started } from '../lib/processes.ts';
-import { judge, type Metric, type Target } from '../lib/report.ts';
-import { median, range } from '../lib/stats.ts';
+import type { Metric } from '../lib/report.ts';
+import { overRounds } from '../lib/ratios.ts';
+import { median } from '../lib/stats.ts';
 import { SERVER_CPU, wrk, type WrkResult } from '../lib/wrk.ts';
 import type { Plan } from '../run.ts';
-
-export const TARGET: Target = { kind: 'min', must: 0.3, aim: 0.5, on: 'ratio', text: '≥ 0.30 / ≥ 0.50' };
 
 const ACCEPT = 'application/json, text/event-stream';
 const MODERN_BODY = JSON.stringify({
@@ -141,20 +140,18 @@ export async function mcpScenarios(plan: Plan): Promise<Metric[]> {
     }
     const clean = rounds.filter((r) => kinds.every((k) => r[k].clean));
     const chosen = clean.length ? clean : rounds;
-    const metric = (kind: Exclude<Kind, 'rest'>, id: string, label: string, target?: Target): Metric => {
+    const metric = (kind: Exclude<Kind, 'rest'>, id: string, label: string): Metric => {
       const ratios = chosen.map((r) => r[kind].rps / r.rest.rps);
-      return judge({
+      return {
         id,
         label,
         value: median(chosen.map((r) => r[kind].rps)),
         unit: 'req/s',
         baseline: median(chosen.map((r) => r.rest.rps)),
         baselineLabel: 'GET /api/v1/me/',
-        ratio: median(ratios),
-        ratioRange: range(ratios),
+        ...overRounds(ratios),
         rounds: clean.length,
         dropped: rounds.length - clean.length,
-        ...(target ? { target } : {}),
         details: {
           perRound: chosen.map((r, i) => ({ round: i + 1, ratio: r[kind].rps / r.rest.rps })),
           cpuUsPerRequest: {
@@ -163,16 +160,11 @@ export async function mcpScenarios(plan: Plan): Promise<Metric[]> {
           },
           p99Ms: { [kind]: median(chosen.map((r) => r[kind].p99Ms)), rest: median(chosen.map((r) => r.rest.p99Ms)) },
         },
-      });
+      };
     };
     return [
-      metric(
-        'modern',
-        'mcp_get_me',
-        'MCP tools/call get_me (2026-07-28, PAT, SQLite) req/s ÷ REST GET /api/v1/me/',
-        TARGET,
-      ),
-      metric('legacy', 'mcp_get_me_2025', 'same, 2025-11-25 stateless request ÷ REST', TARGET),
+      metric('modern', 'mcp_get_me', 'MCP tools/call get_me (2026-07-28, PAT, SQLite) req/s ÷ REST GET /api/v1/me/'),
+      metric('legacy', 'mcp_get_me_2025', 'same, 2025-11-25 stateless request ÷ REST'),
       metric('floor', 'mcp_sdk_floor', "the SDK's HTTP handler alone, constant tool (2026-07-28) ÷ REST: the ceiling"),
     ];
   } finally {

@@ -11,16 +11,12 @@ import { request } from 'undici';
 import { seedTokens, startAppServer, type AppServer } from '../lib/app-server.ts';
 import type { Started } from '../lib/processes.ts';
 import { pauseTrees } from '../lib/proc.ts';
-import type { Metric, Target } from '../lib/report.ts';
+import type { Metric } from '../lib/report.ts';
 import { SERVER_CPU, wrk, type WrkResult } from '../lib/wrk.ts';
 import type { Plan } from '../run.ts';
 import { cleanOrAll, preflight, ratioMetric, summarize, type Sample } from './http.ts';
 
 const TOKEN = 'bench-metrics-token-0123456789abcdef';
-
-export const TARGETS: Record<string, Target> = {
-  metrics: { kind: 'min', must: 0.95, aim: 0.98, on: 'ratio', text: '≥ 0.95 / ≥ 0.98' },
-};
 
 /** GET /metrics with the token: the exposition (200), or null where metrics are off (404). */
 async function scrape(url: string): Promise<string | null> {
@@ -119,8 +115,6 @@ export async function metricsScenarios(plan: Plan): Promise<Metric[]> {
         'no metrics',
         (r) => r.rps,
         'req/s',
-        false,
-        TARGETS.metrics,
       ),
     ];
     const cpu = (key: string) =>

@@ -4,19 +4,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { serviceEnv, startBare } from '../lib/app-server.ts';
 import { NODE, ROOT, freePort, startProcess, type Started } from '../lib/processes.ts';
-import { judge, notAvailable, type Metric, type Target } from '../lib/report.ts';
-import { median, range } from '../lib/stats.ts';
+import { notAvailable, type Metric } from '../lib/report.ts';
+import { overRounds } from '../lib/ratios.ts';
+import { median } from '../lib/stats.ts';
 import { SERVER_CPU, wrk, type WrkResult } from '../lib/wrk.ts';
 import type { Plan } from '../run.ts';
 
-export const TARGET: Target = { kind: 'min', must: 0.15, aim: 0.2, on: 'ratio', text: '≥ 0.15 / ≥ 0.20' };
 const LABEL = 'SNS notifications/s (cached certificate) ÷ bare POST sink';
 const HEADERS = { 'Content-Type': 'text/plain; charset=UTF-8', 'x-amz-sns-message-type': 'Notification' };
 
 export async function snsScenarios(plan: Plan): Promise<Metric[]> {
   for (const file of ['src/mail/intake.ts', 'test/mail/sns-stand-in.ts']) {
-    if (!fs.existsSync(path.join(ROOT, file)))
-      return [notAvailable('sns', LABEL, `not available: ${file} is missing`, TARGET)];
+    if (!fs.existsSync(path.join(ROOT, file))) return [notAvailable('sns', LABEL, `not available: ${file} is missing`)];
   }
   const dir = path.join(plan.dir, 'sns');
   fs.mkdirSync(dir);
@@ -74,24 +73,22 @@ export async function snsScenarios(plan: Plan): Promise<Metric[]> {
     const chosen = clean.length ? clean : rounds;
     const ratios = chosen.map((r) => r.intake.rps / r.sink.rps);
     return [
-      judge({
+      {
         id: 'sns',
         label: LABEL,
         value: median(chosen.map((r) => r.intake.rps)),
         unit: 'req/s',
         baseline: median(chosen.map((r) => r.sink.rps)),
         baselineLabel: 'POST sink',
-        ratio: median(ratios),
-        ratioRange: range(ratios),
+        ...overRounds(ratios),
         rounds: clean.length,
         dropped: rounds.length - clean.length,
-        target: TARGET,
         details: {
           intakeCpuUsPerRequest: median(chosen.map((r) => r.intake.cpuUsPerRequest)),
           sinkCpuUsPerRequest: median(chosen.map((r) => r.sink.cpuUsPerRequest)),
           intakeP99Ms: median(chosen.map((r) => r.intake.p99Ms)),
         },
-      }),
+      },
     ];
   } finally {
     for (const s of started.reverse()) await s.stop();

@@ -6,15 +6,11 @@ import path from 'node:path';
 import { serviceEnv } from '../lib/app-server.ts';
 import { CpuProbe } from '../lib/proc.ts';
 import { NODE, ROOT, commandExists, run, runAsync } from '../lib/processes.ts';
-import { judge, notAvailable, type Metric, type Target } from '../lib/report.ts';
-import { median, range } from '../lib/stats.ts';
+import { notAvailable, type Metric } from '../lib/report.ts';
+import { overRounds } from '../lib/ratios.ts';
+import { median } from '../lib/stats.ts';
 import { CONTENTION_LIMIT_CORES, SERVER_CPU } from '../lib/wrk.ts';
 import type { Plan } from '../run.ts';
-
-export const TARGETS: Record<string, Target> = {
-  startup: { kind: 'max', must: 400, aim: 250, on: 'value', text: '≤ 400 ms / ≤ 250 ms' },
-  rss: { kind: 'max', must: 1.5, aim: 1.3, on: 'ratio', text: '≤ 1.5× / ≤ 1.3×' },
-};
 
 export async function startupScenarios(plan: Plan): Promise<Metric[]> {
   const dir = path.join(plan.dir, 'startup');
@@ -48,7 +44,7 @@ export async function startupScenarios(plan: Plan): Promise<Metric[]> {
   const metrics: Metric[] = [];
 
   if (!commandExists('hyperfine')) {
-    metrics.push(notAvailable('startup', 'startup, spawn → listening', 'hyperfine not installed', TARGETS.startup));
+    metrics.push(notAvailable('startup', 'startup, spawn → listening', 'hyperfine not installed'));
   } else {
     const runs = plan.quick ? 3 : 6;
     const warmups = plan.quick ? 1 : 2;
@@ -81,27 +77,23 @@ export async function startupScenarios(plan: Plan): Promise<Metric[]> {
     const clean = rounds.filter((r) => r.clean);
     const chosen = clean.length ? clean : rounds;
     const ratios = chosen.map((r) => r.app / r.bare);
-    metrics.push(
-      judge({
-        id: 'startup',
-        label: 'startup, spawn → listening (hyperfine median)',
-        value: median(chosen.map((r) => r.app)),
-        unit: 'ms',
-        baseline: median(chosen.map((r) => r.bare)),
-        baselineLabel: 'bare',
-        ratio: median(ratios),
-        ratioRange: range(ratios),
-        rounds: clean.length,
-        dropped: rounds.length - clean.length,
-        target: TARGETS.startup,
-        details: { rounds },
-      }),
-    );
+    metrics.push({
+      id: 'startup',
+      label: 'startup, spawn → listening (hyperfine median)',
+      value: median(chosen.map((r) => r.app)),
+      unit: 'ms',
+      baseline: median(chosen.map((r) => r.bare)),
+      baselineLabel: 'bare',
+      ...overRounds(ratios),
+      rounds: clean.length,
+      dropped: rounds.length - clean.length,
+      details: { rounds },
+    });
   }
 
   // RSS at listen: /usr/bin/time's maximum resident set of a process that exits on listening.
   if (!fs.existsSync('/usr/bin/time')) {
-    metrics.push(notAvailable('rss', 'RSS at listen', '/usr/bin/time not installed', TARGETS.rss));
+    metrics.push(notAvailable('rss', 'RSS at listen', '/usr/bin/time not installed'));
   } else {
     const samples: Record<string, number[]> = { app: [], bare: [] };
     for (let i = 0; i < (plan.quick ? 2 : 7); i++) {
@@ -114,22 +106,18 @@ export async function startupScenarios(plan: Plan): Promise<Metric[]> {
       }
     }
     const ratios = samples.app.map((a, i) => a / samples.bare[i]);
-    metrics.push(
-      judge({
-        id: 'rss',
-        label: 'RSS at listen (/usr/bin/time max RSS)',
-        value: median(samples.app),
-        unit: 'MiB',
-        baseline: median(samples.bare),
-        baselineLabel: 'bare',
-        ratio: median(ratios),
-        ratioRange: range(ratios),
-        rounds: ratios.length,
-        dropped: 0,
-        target: TARGETS.rss,
-        details: samples,
-      }),
-    );
+    metrics.push({
+      id: 'rss',
+      label: 'RSS at listen (/usr/bin/time max RSS)',
+      value: median(samples.app),
+      unit: 'MiB',
+      baseline: median(samples.bare),
+      baselineLabel: 'bare',
+      ...overRounds(ratios),
+      rounds: ratios.length,
+      dropped: 0,
+      details: samples,
+    });
   }
   return metrics;
 }

@@ -6,9 +6,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { serviceEnv, startBare, type AppServer } from '../lib/app-server.ts';
 import { NODE, ROOT, run, runAsync, startProcess, type Started } from '../lib/processes.ts';
-import { judge, notAvailable, type Metric, type Target } from '../lib/report.ts';
+import { notAvailable, type Metric } from '../lib/report.ts';
+import { overRounds } from '../lib/ratios.ts';
 import { postgresAvailable, startPostgres, type PrivatePostgres } from '../lib/services.ts';
-import { median, range } from '../lib/stats.ts';
+import { median } from '../lib/stats.ts';
 import { CLIENT_CPU, CONTENTION_LIMIT_CORES, SERVER_CPU } from '../lib/wrk.ts';
 import type { Plan } from '../run.ts';
 
@@ -18,15 +19,6 @@ const QUICK_CONCURRENCIES = [8, 32];
 const QUICK_BURST = 2_000;
 const SIGNING_CONCURRENCY = 32;
 const BURST = 10_000;
-
-export const TARGETS: Record<string, Target> = {
-  sqlite: { kind: 'min', must: 0.35, aim: 0.55, on: 'ratio', text: '≥ 0.35 / ≥ 0.55' },
-  pg: { kind: 'min', must: 0.2, aim: 0.35, on: 'ratio', text: '≥ 0.20 / ≥ 0.35' },
-  signing: { kind: 'min', must: 0.95, aim: 0.98, on: 'ratio', text: '≥ 0.95 / ≥ 0.98' },
-  latency: { kind: 'max', must: 10, aim: 5, on: 'value', text: 'p99 ≤ 10 ms / p99 ≤ 5 ms' },
-  burst: { kind: 'max', must: 2000, aim: 1000, on: 'value', text: '≤ 2 s / ≤ 1 s' },
-  distributed: { kind: 'max', must: 50, aim: 20, on: 'value', text: 'p99 ≤ 50 ms / p99 ≤ 20 ms' },
-};
 
 function available(): string | null {
   for (const file of [
@@ -112,12 +104,10 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
   };
   if (missing) {
     return [
-      ...CONCURRENCIES_RUN.map((c) =>
-        notAvailable(`deliveries_sqlite_c${c}`, labels.sqlite(c), missing, TARGETS.sqlite),
-      ),
-      notAvailable('signing', labels.signing, missing, TARGETS.signing),
-      notAvailable('latency', labels.latency(1000), missing, TARGETS.latency),
-      notAvailable('burst', labels.burst, missing, TARGETS.burst),
+      ...CONCURRENCIES_RUN.map((c) => notAvailable(`deliveries_sqlite_c${c}`, labels.sqlite(c), missing)),
+      notAvailable('signing', labels.signing, missing),
+      notAvailable('latency_1000', labels.latency(1000), missing),
+      notAvailable('burst', labels.burst, missing),
     ];
   }
   const dir = path.join(plan.dir, 'webhooks');
@@ -193,15 +183,7 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
       if (rounds.length >= wantedRounds && plan.quick) break;
     }
     const at = (lines: Line[], c: number) => lines.find((l) => l.concurrency === c)!;
-    const ratioOf = (
-      id: string,
-      label: string,
-      target: Target,
-      subject: string,
-      subjectC: number,
-      baseKey: string,
-      baseC: number,
-    ) => {
+    const ratioOf = (id: string, label: string, subject: string, subjectC: number, baseKey: string, baseC: number) => {
       const usable = rounds.filter((r) => r[subject] && r[baseKey]);
       const clean = usable.filter(
         (r) =>
@@ -210,27 +192,25 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
       );
       const chosen = clean.length ? clean : usable;
       const ratios = chosen.map((r) => at(r[subject], subjectC).rate / at(r[baseKey], baseC).rate);
-      return judge({
+      return {
         id,
         label,
         value: median(chosen.map((r) => at(r[subject], subjectC).rate)),
         unit: '/s',
         baseline: median(chosen.map((r) => at(r[baseKey], baseC).rate)),
         baselineLabel: baseKey === 'raw' ? 'raw loop' : 'unsigned',
-        ratio: median(ratios),
-        ratioRange: range(ratios),
+        ...overRounds(ratios),
         rounds: clean.length,
         dropped: usable.length - clean.length,
-        target,
-      });
+      } satisfies Metric;
     };
     for (const c of CONCURRENCIES_RUN)
-      metrics.push(ratioOf(`deliveries_sqlite_c${c}`, labels.sqlite(c), TARGETS.sqlite, 'sqlite', c, 'raw', c));
+      metrics.push(ratioOf(`deliveries_sqlite_c${c}`, labels.sqlite(c), 'sqlite', c, 'raw', c));
     for (const c of CONCURRENCIES_RUN) {
       metrics.push(
         envs.pg
-          ? ratioOf(`deliveries_pg_c${c}`, labels.pg(c), TARGETS.pg, 'pg', c, 'raw', c)
-          : notAvailable(`deliveries_pg_c${c}`, labels.pg(c), 'PostgreSQL not installed', TARGETS.pg),
+          ? ratioOf(`deliveries_pg_c${c}`, labels.pg(c), 'pg', c, 'raw', c)
+          : notAvailable(`deliveries_pg_c${c}`, labels.pg(c), 'PostgreSQL not installed'),
       );
     }
     {
@@ -247,25 +227,21 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
       const rawLines = rounds.map((r) => r.signingRaw[0]);
       const rawRatio = median(rawLines.map((l) => l.cpuRatio))!;
       const rawCostUs = median(rawLines.map((l) => l.signedCpuUs - l.unsignedCpuUs))!;
-      metrics.push(
-        judge({
-          id: 'signing',
-          label: labels.signing,
-          value: median(chosen.map((l) => 1e6 / l.signedCpuUs)),
-          unit: '/CPU-s',
-          baseline: median(chosen.map((l) => 1e6 / l.unsignedCpuUs)),
-          baselineLabel: 'unsigned',
-          ratio: median(ratios),
-          ratioRange: range(ratios),
-          rounds: clean.length,
-          dropped: lines.length - clean.length,
-          target: TARGETS.signing,
-          note:
-            `wall-clock rate ratio ${median(chosen.map((l) => l.rateRatio))!.toFixed(3)}; signing costs ${signCostUs.toFixed(1)} µs of CPU per delivery ` +
-            `(${median(chosen.map((l) => l.unsignedCpuUs))!.toFixed(0)} → ${median(chosen.map((l) => l.signedCpuUs))!.toFixed(0)} µs); ` +
-            `raw POST loop signed ÷ unsigned ${rawRatio.toFixed(3)} per CPU-second (${rawCostUs.toFixed(1)} µs per POST; not a target)`,
-        }),
-      );
+      metrics.push({
+        id: 'signing',
+        label: labels.signing,
+        value: median(chosen.map((l) => 1e6 / l.signedCpuUs)),
+        unit: '/CPU-s',
+        baseline: median(chosen.map((l) => 1e6 / l.unsignedCpuUs)),
+        baselineLabel: 'unsigned',
+        ...overRounds(ratios),
+        rounds: clean.length,
+        dropped: lines.length - clean.length,
+        note:
+          `wall-clock rate ratio ${median(chosen.map((l) => l.rateRatio))!.toFixed(3)}; signing costs ${signCostUs.toFixed(1)} µs of CPU per delivery ` +
+          `(${median(chosen.map((l) => l.unsignedCpuUs))!.toFixed(0)} → ${median(chosen.map((l) => l.signedCpuUs))!.toFixed(0)} µs); ` +
+          `raw POST loop signed ÷ unsigned ${rawRatio.toFixed(3)} per CPU-second (${rawCostUs.toFixed(1)} µs per POST; not a target)`,
+      });
     }
 
     // Latency: fresh databases, a receiver that records arrival times.
@@ -280,42 +256,37 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
     fs.mkdirSync(latencyDir);
     const latencyEnv = webhookEnv(latencyDir, `sqlite:${path.join(latencyDir, 'bench.sqlite3')}`);
     const latencyBase = { ...base, receiverUrl: recorder.url, seconds: plan.quick ? 1 : 5, serverPids: [recorder.pid] };
-    const latencyMetric = (id: string, label: string, target: Target, line: Line, mode: string): Metric =>
-      judge({
-        id,
-        label,
-        value: line.p99Ms,
-        unit: 'ms',
-        baseline: null,
-        ratio: null,
-        rounds: line.otherCores <= CONTENTION_LIMIT_CORES ? 1 : 0,
-        dropped: line.otherCores <= CONTENTION_LIMIT_CORES ? 0 : 1,
-        target,
-        note: `${mode}; p50 ${line.p50Ms?.toFixed(2)} ms, max ${line.maxMs?.toFixed(1)} ms over ${line.events} events; dispatch at most ${line.maxBehindMs?.toFixed(0)} ms behind its schedule`,
-        details: line,
-      });
+    const latencyMetric = (id: string, label: string, line: Line, mode: string): Metric => ({
+      id,
+      label,
+      value: line.p99Ms,
+      unit: 'ms',
+      baseline: null,
+      ratio: null,
+      rounds: line.otherCores <= CONTENTION_LIMIT_CORES ? 1 : 0,
+      dropped: line.otherCores <= CONTENTION_LIMIT_CORES ? 0 : 1,
+      note: `${mode}; p50 ${line.p50Ms?.toFixed(2)} ms, max ${line.maxMs?.toFixed(1)} ms over ${line.events} events; dispatch at most ${line.maxBehindMs?.toFixed(0)} ms behind its schedule`,
+      details: line,
+    });
     for (const line of await child(plan, latencyEnv, { ...latencyBase, mode: 'latency', rates: [100, 1000] })) {
-      metrics.push(latencyMetric(`latency_${line.rate}`, labels.latency(line.rate), TARGETS.latency, line, 'embedded'));
+      metrics.push(latencyMetric(`latency_${line.rate}`, labels.latency(line.rate), line, 'embedded'));
     }
     const [burst] = await child(plan, latencyEnv, { ...latencyBase, mode: 'burst', burst: BURST_RUN });
-    metrics.push(
-      judge({
-        id: 'burst',
-        label: labels.burst,
-        value: burst.completedMs,
-        unit: 'ms',
-        baseline: null,
-        ratio: null,
-        rounds: burst.otherCores <= CONTENTION_LIMIT_CORES ? 1 : 0,
-        dropped: burst.otherCores <= CONTENTION_LIMIT_CORES ? 0 : 1,
-        target: TARGETS.burst,
-        note:
-          `dispatch of all ${BURST_RUN} took ${burst.dispatchedMs.toFixed(0)} ms of it (${burst.deliveredWhileDispatching} delivered meanwhile); ` +
-          `CPU of the process ${burst.cpuTotalMs.toFixed(0)} ms, ${burst.cpuAtDispatchedMs.toFixed(0)} ms of it by the end of dispatch; ` +
-          `the process's third burst: its first, cold, took ${burst.coldCompletedMs.toFixed(0)} ms (dispatch ${burst.coldDispatchedMs.toFixed(0)} ms, CPU ${burst.coldCpuTotalMs.toFixed(0)} ms)`,
-        details: burst,
-      }),
-    );
+    metrics.push({
+      id: 'burst',
+      label: labels.burst,
+      value: burst.completedMs,
+      unit: 'ms',
+      baseline: null,
+      ratio: null,
+      rounds: burst.otherCores <= CONTENTION_LIMIT_CORES ? 1 : 0,
+      dropped: burst.otherCores <= CONTENTION_LIMIT_CORES ? 0 : 1,
+      note:
+        `dispatch of all ${BURST_RUN} took ${burst.dispatchedMs.toFixed(0)} ms of it (${burst.deliveredWhileDispatching} delivered meanwhile); ` +
+        `CPU of the process ${burst.cpuTotalMs.toFixed(0)} ms, ${burst.cpuAtDispatchedMs.toFixed(0)} ms of it by the end of dispatch; ` +
+        `the process's third burst: its first, cold, took ${burst.coldCompletedMs.toFixed(0)} ms (dispatch ${burst.coldDispatchedMs.toFixed(0)} ms, CPU ${burst.coldCpuTotalMs.toFixed(0)} ms)`,
+      details: burst,
+    });
 
     // Distributed: dispatch in one process, a `svc worker` process delivers (LISTEN/NOTIFY wake-up).
     if (postgres) {
@@ -334,20 +305,10 @@ export async function webhookScenarios(plan: Plan): Promise<Metric[]> {
       });
       started.push(worker);
       for (const line of await child(plan, env, { ...latencyBase, mode: 'dispatch', rates: [100] })) {
-        metrics.push(
-          latencyMetric(
-            `distributed_${line.rate}`,
-            labels.distributed(line.rate),
-            TARGETS.distributed,
-            line,
-            'distributed',
-          ),
-        );
+        metrics.push(latencyMetric(`distributed_${line.rate}`, labels.distributed(line.rate), line, 'distributed'));
       }
     } else {
-      metrics.push(
-        notAvailable('distributed_100', labels.distributed(100), 'PostgreSQL not installed', TARGETS.distributed),
-      );
+      metrics.push(notAvailable('distributed_100', labels.distributed(100), 'PostgreSQL not installed'));
     }
     return metrics;
   } finally {
