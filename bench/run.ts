@@ -15,6 +15,7 @@ import { markdownTable, notAvailable, type Metric } from './lib/report.ts';
 import { judgeAgainstTable, tableSummary } from './lib/targets.ts';
 import { CLIENT_CPU } from './lib/wrk.ts';
 import { httpScenarios } from './scenarios/http.ts';
+import { issuanceScenarios } from './scenarios/issuance.ts';
 import { mcpScenarios } from './scenarios/mcp.ts';
 import { startupScenarios } from './scenarios/startup.ts';
 import { webhookScenarios } from './scenarios/webhooks.ts';
@@ -110,6 +111,7 @@ async function main() {
     ? [['scale', (p) => scaleScenario(p, scaleOptions, extra)]]
     : [
         ['http', httpScenarios],
+        ['issuance', issuanceScenarios],
         ['metrics', metricsScenarios],
         ['mcp', mcpScenarios],
         ['webhooks', webhookScenarios],
