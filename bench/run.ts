@@ -19,6 +19,7 @@ import { issuanceScenarios } from './scenarios/issuance.ts';
 import { mcpScenarios } from './scenarios/mcp.ts';
 import { startupScenarios } from './scenarios/startup.ts';
 import { webhookScenarios } from './scenarios/webhooks.ts';
+import { webhookLatencyScenarios } from './scenarios/webhook-latency.ts';
 import { snsScenarios } from './scenarios/sns.ts';
 import { metricsScenarios } from './scenarios/metrics.ts';
 import { parseSizes, scaleScenario, type ScaleResult } from './scenarios/scale.ts';
@@ -115,6 +116,7 @@ async function main() {
         ['metrics', metricsScenarios],
         ['mcp', mcpScenarios],
         ['webhooks', webhookScenarios],
+        ['webhook-latency', webhookLatencyScenarios],
         ['sns', snsScenarios],
         ['startup', startupScenarios],
       ];
