@@ -15,9 +15,11 @@ import { markdownTable, notAvailable, type Metric } from './lib/report.ts';
 import { judgeAgainstTable, tableSummary } from './lib/targets.ts';
 import { CLIENT_CPU } from './lib/wrk.ts';
 import { httpScenarios } from './scenarios/http.ts';
+import { issuanceScenarios } from './scenarios/issuance.ts';
 import { mcpScenarios } from './scenarios/mcp.ts';
 import { startupScenarios } from './scenarios/startup.ts';
 import { webhookScenarios } from './scenarios/webhooks.ts';
+import { webhookLatencyScenarios } from './scenarios/webhook-latency.ts';
 import { snsScenarios } from './scenarios/sns.ts';
 import { metricsScenarios } from './scenarios/metrics.ts';
 import { parseSizes, scaleScenario, type ScaleResult } from './scenarios/scale.ts';
@@ -110,9 +112,11 @@ async function main() {
     ? [['scale', (p) => scaleScenario(p, scaleOptions, extra)]]
     : [
         ['http', httpScenarios],
+        ['issuance', issuanceScenarios],
         ['metrics', metricsScenarios],
         ['mcp', mcpScenarios],
         ['webhooks', webhookScenarios],
+        ['webhook-latency', webhookLatencyScenarios],
         ['sns', snsScenarios],
         ['startup', startupScenarios],
       ];

@@ -2,6 +2,7 @@
 // default production logging (stdout to /dev/null), the API throttle lifted so that 429s are not
 // what is measured, and no in-process worker unless asked.
 import path from 'node:path';
+import { request } from 'undici';
 import { NODE, ROOT, freePort, portOpen, run, startProcess, type Started } from './processes.ts';
 
 export const BENCH_SECRET_KEY = 'bench-secret-key-0123456789abcdefghijklmnopqrstuvwxyz';
@@ -101,4 +102,12 @@ export async function startBare(options: {
     ready: (log) => log.includes('listening'),
   });
   return { ...started, url: `${options.env?.BARE_TLS_CERT ? 'https' : 'http'}://127.0.0.1:${port}` };
+}
+
+/** One request through a real socket: the route must answer 200 (wrk only counts ≥ 400 as errors). */
+export async function preflight(url: string, token: string): Promise<number> {
+  const response = await request(`${url}/api/v1/me/`, { headers: { authorization: `Bearer ${token}` } });
+  const body = await response.body.text();
+  if (response.statusCode !== 200) throw new Error(`preflight ${url}/api/v1/me/ → ${response.statusCode}: ${body}`);
+  return Buffer.byteLength(body);
 }

@@ -145,3 +145,40 @@ export class CpuProbe {
     };
   }
 }
+
+export interface ThreadCpu {
+  tid: number;
+  /** The thread's name (/proc/<pid>/task/<tid>/comm): MainThread, V8Worker, a worker's `name`, … */
+  name: string;
+  nice: number;
+  /** utime + stime */
+  ticks: number;
+}
+
+/** Every live thread of one process with its name, nice value and CPU ticks. */
+export function threadCpu(pid: number): ThreadCpu[] {
+  const threads: ThreadCpu[] = [];
+  let tids: string[];
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return threads;
+  }
+  for (const tid of tids) {
+    try {
+      const text = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = text.slice(text.indexOf('(') + 1, text.lastIndexOf(')'));
+      const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+      // fields[0] is state (field 3): utime 14 → 11, stime 15 → 12, nice 19 → 16.
+      threads.push({
+        tid: Number(tid),
+        name,
+        nice: Number(fields[16]),
+        ticks: Number(fields[11]) + Number(fields[12]),
+      });
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return threads;
+}

@@ -34,6 +34,8 @@ export interface Metric {
   /** The figure compared with the target (the median ratio, the worst round's ratio, or the value). */
   judged?: number | null;
   verdict?: Verdict;
+  /** For a contended figure: what it would read, to show how far it is, not to judge it. */
+  reads?: Verdict;
   note?: string;
   details?: Record<string, unknown>;
 }
@@ -69,13 +71,14 @@ export function judge(metric: Metric): Metric {
   const contended = metric.rounds === 0 && metric.dropped > 0;
   if (x === null) return { ...metric, judged: null, verdict: contended ? 'contended' : 'n/a' };
   const meets = (bound: number) => (t.better === 'higher' ? x >= bound : x <= bound);
-  const verdict: Verdict = contended ? 'contended' : meets(t.aim) ? 'PASS aim' : meets(t.must) ? 'PASS must' : 'FAIL';
-  return { ...metric, judged: x, verdict };
+  const reads: Verdict = meets(t.aim) ? 'PASS aim' : meets(t.must) ? 'PASS must' : 'FAIL';
+  return contended ? { ...metric, judged: x, verdict: 'contended', reads } : { ...metric, judged: x, verdict: reads };
 }
 
 /** "≥ 0.55", "≤ 2×", "≤ 1 ms". */
 export function boundText(t: Target, bound: number): string {
-  return `${t.better === 'higher' ? '≥' : '≤'} ${bound}${t.unit === 'ms' ? ' ms' : t.unit}`;
+  const number = t.unit === '' ? bound.toFixed(2) : String(bound);
+  return `${t.better === 'higher' ? '≥' : '≤'} ${number}${t.unit === 'ms' ? ' ms' : t.unit}`;
 }
 
 function fmt(value: number | null | undefined, unit = ''): string {
@@ -125,7 +128,7 @@ export function markdownTable(metrics: Metric[]): string {
     const baseline =
       m.baseline === null ? '—' : `${fmt(m.baseline, m.unit)}${m.baselineLabel ? ` (${m.baselineLabel})` : ''}`;
     rows.push(
-      `| ${m.label} | ${value} | ${baseline} | ${ratio} | ${m.rounds}${m.dropped ? ` (${m.dropped})` : ''} | ${must} | ${aim} | ${judgedText(m)} | ${m.verdict ?? ''} |`,
+      `| ${m.label} | ${value} | ${baseline} | ${ratio} | ${m.rounds}${m.dropped ? ` (${m.dropped})` : ''} | ${must} | ${aim} | ${judgedText(m)} | ${m.verdict ?? ''}${m.reads ? ` (reads ${m.reads})` : ''} |`,
     );
   }
   return rows.join('\n');

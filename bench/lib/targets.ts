@@ -179,7 +179,7 @@ export function targetFor(id: string, rows: readonly TableRow[] = [...TABLE, ...
 export function judgeAgainstTable(metrics: readonly Metric[], rows?: readonly TableRow[]): Metric[] {
   return metrics.map((metric) => {
     const target = targetFor(metric.id, rows);
-    const { target: _old, judged: _judged, ...rest } = metric;
+    const { target: _old, judged: _judged, reads: _reads, ...rest } = metric;
     return target ? judge({ ...rest, target }) : rest;
   });
 }

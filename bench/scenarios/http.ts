@@ -1,9 +1,9 @@
 // HTTP scenarios measured with wrk against the production build: GET /api/v1/me/ with rotating
-// PATs in SQLite mode (logging on and off), in PostgreSQL + Redis mode, paced at ~10k req/s,
-// and paced while tokens are issued — each round against a bare node:http server in the same run.
+// PATs in SQLite mode (logging on and off), in PostgreSQL + Redis mode and paced at ~10k req/s,
+// each round against a bare node:http server in the same run. Paced while tokens are issued:
+// bench/scenarios/issuance.ts.
 import fs from 'node:fs';
 import path from 'node:path';
-import { request } from 'undici';
 import {
   SEED_TOKENS_PER_USER,
   SEED_USERS,
@@ -11,6 +11,7 @@ import {
   startAppServer,
   startBare,
   type AppServer,
+  preflight,
 } from '../lib/app-server.ts';
 import type { Started } from '../lib/processes.ts';
 import { pauseTrees } from '../lib/proc.ts';
@@ -20,67 +21,10 @@ import { startPostgres, startRedis, postgresAvailable } from '../lib/services.ts
 import { median } from '../lib/stats.ts';
 import { SERVER_CPU, wrk, type WrkResult } from '../lib/wrk.ts';
 import type { Plan } from '../run.ts';
+import { issuanceAvailable } from './issuance.ts';
 
 /** Mean per-connection pause that paces 50 connections at about 10k requests/s (drawn at random: bench/wrk/requests.lua). */
 const PACED_DELAY_MS = 5;
-const ISSUANCES_PER_SECOND = 5;
-const BENCH_PASSWORD = 'bench password that is long enough';
-
-/** One request through a real socket: the route must answer 200 (wrk only counts ≥ 400 as errors). */
-export async function preflight(url: string, token: string): Promise<number> {
-  const response = await request(`${url}/api/v1/me/`, { headers: { authorization: `Bearer ${token}` } });
-  const body = await response.body.text();
-  if (response.statusCode !== 200) throw new Error(`preflight ${url}/api/v1/me/ → ${response.statusCode}: ${body}`);
-  return Buffer.byteLength(body);
-}
-
-/** Whether JWT issuance (POST /api/auth/token/) exists in this build: a wrong password gives 401, a missing route 404. */
-async function issuanceAvailable(url: string): Promise<boolean> {
-  const response = await request(`${url}/api/auth/token/`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: 'bench-user-0000@example.com', password: BENCH_PASSWORD }),
-  });
-  await response.body.text();
-  return response.statusCode === 200;
-}
-
-/** Issues tokens at a steady rate until stopped; every issuance must succeed. */
-function issueTokens(url: string) {
-  let stopped = false;
-  let issued = 0;
-  let failure: Error | null = null;
-  const inflight = new Set<Promise<void>>();
-  const timer = setInterval(() => {
-    if (stopped) return;
-    const n = String(issued % SEED_USERS).padStart(4, '0');
-    const p = request(`${url}/api/auth/token/`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: `bench-user-${n}@example.com`, password: BENCH_PASSWORD }),
-    }).then(
-      async (response) => {
-        const body = await response.body.text();
-        if (response.statusCode !== 200) failure ??= new Error(`token issuance → ${response.statusCode}: ${body}`);
-        issued++;
-      },
-      (error) => {
-        failure ??= error;
-      },
-    );
-    inflight.add(p);
-    void p.finally(() => inflight.delete(p));
-  }, 1000 / ISSUANCES_PER_SECOND);
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await Promise.all(inflight);
-      if (failure) throw failure;
-      return issued;
-    },
-  };
-}
 
 export interface Sample {
   round: number;
@@ -208,12 +152,11 @@ export async function httpScenarios(plan: Plan): Promise<Metric[]> {
     pids.bare = [servers.bare.pid];
     const bareSize = await preflight(servers.bare.url, tokens[0]);
     if (bareSize !== size) throw new Error(`bare body is ${bareSize} bytes, /api/v1/me/ is ${size}`);
-    const issuance = await issuanceAvailable(servers.sqlite.url);
-    // The silent server gets the same request first: the logging figure compares two servers that
-    // differ in LOG_LEVEL only. One request of another kind before the warm-up (this issuance, or
-    // even one 400) leaves a server's /me/ dearer in CPU for good, so a silent server that never saw
-    // one would be measured against a logging server that had (docs/performance.md, Method, "Same
-    // history").
+    // Both SQLite servers answer one token issuance before the warm-up, as production servers answer
+    // requests of other kinds: one request of another kind before the warm-up (an issuance, or even
+    // one 400) leaves a server's /me/ dearer in CPU for good, and the logging figure compares two
+    // servers that differ in LOG_LEVEL only (docs/performance.md, Method, "Same history").
+    await issuanceAvailable(servers.sqlite.url);
     await issuanceAvailable(servers.sqlite_nolog.url);
 
     const closedLoop = Object.keys(servers);
@@ -245,26 +188,15 @@ export async function httpScenarios(plan: Plan): Promise<Metric[]> {
       for (const key of order) results[key] = await measure(key, plan.seconds);
       const pacedOrder = round % 2 ? ['sqlite', 'bare'] : ['bare', 'sqlite'];
       for (const key of pacedOrder) results[`${key}_paced`] = await measure(key, plan.seconds, PACED_DELAY_MS);
-      if (issuance) {
-        const issuer = issueTokens(servers.sqlite.url);
-        try {
-          results.sqlite_paced_issuing = await measure('sqlite', plan.seconds, PACED_DELAY_MS);
-        } finally {
-          results.issued = { requests: await issuer.stop() } as WrkResult;
-        }
-      }
       samples.push({ round: round + 1, results });
       const line = Object.entries(results)
-        .filter(([k]) => k !== 'issued')
         .map(
           ([k, r]) =>
             `${k} ${Math.round(r.rps)}/s p99 ${r.p99Ms.toFixed(2)}ms${r.clean ? '' : ` (other ${r.otherCores.toFixed(2)} cores)`}`,
         )
         .join('; ');
       plan.log(`round ${round + 1}: ${line}`);
-      const cleanRounds = samples.filter((s) =>
-        Object.entries(s.results).every(([k, r]) => k === 'issued' || r.clean),
-      ).length;
+      const cleanRounds = samples.filter((s) => Object.values(s.results).every((r) => r.clean)).length;
       if (round + 1 >= plan.rounds && cleanRounds >= plan.rounds) break;
       if (round + 1 >= plan.rounds && plan.quick) break;
     }
@@ -324,24 +256,6 @@ export async function httpScenarios(plan: Plan): Promise<Metric[]> {
         (r) => r.rps,
         'req/s',
       ),
-    );
-    metrics.push(
-      issuance
-        ? ratioMetric(
-            samples,
-            'issuance_p99',
-            `GET /api/v1/me/ p99 (paced) while ${ISSUANCES_PER_SECOND} token issuances/s run ÷ idle`,
-            'sqlite_paced_issuing',
-            'sqlite_paced',
-            'idle',
-            (r) => r.p99Ms,
-            'ms',
-          )
-        : notAvailable(
-            'issuance_p99',
-            `GET /api/v1/me/ p99 while ${ISSUANCES_PER_SECOND} token issuances/s run ÷ idle`,
-            'not available: POST /api/auth/token/ is not in this build',
-          ),
     );
     for (const key of closedLoop) {
       const { chosen, clean, dropped } = cleanOrAll(samples, [key]);

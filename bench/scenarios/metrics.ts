@@ -8,13 +8,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { request } from 'undici';
-import { seedTokens, startAppServer, type AppServer } from '../lib/app-server.ts';
+import { preflight, seedTokens, startAppServer, type AppServer } from '../lib/app-server.ts';
 import type { Started } from '../lib/processes.ts';
 import { pauseTrees } from '../lib/proc.ts';
 import type { Metric } from '../lib/report.ts';
 import { SERVER_CPU, wrk, type WrkResult } from '../lib/wrk.ts';
 import type { Plan } from '../run.ts';
-import { cleanOrAll, preflight, ratioMetric, summarize, type Sample } from './http.ts';
+import { cleanOrAll, ratioMetric, summarize, type Sample } from './http.ts';
 
 const TOKEN = 'bench-metrics-token-0123456789abcdef';
 

@@ -16,7 +16,7 @@ import type { Fixtures } from '../scale/fixtures.ts';
 import { child, measureSize, type Values } from '../scale/measure.ts';
 import { DEEP_CURSOR_PAGE, DEEP_MEMBER_PAGE } from '../scale/pages.ts';
 import { ratioSvg, ratioTable, scaleMetrics, sizeLabel, type Figure } from '../scale/report.ts';
-import { certificate } from './webhooks.ts';
+import { certificate } from './webhook-child.ts';
 
 export interface ScaleOptions {
   sizes: number[];
