@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { ensureBuild } from './lib/build.ts';
 import { NODE, ROOT, commandExists, stopAll, tempDir } from './lib/processes.ts';
 import { markdownTable, notAvailable, type Metric } from './lib/report.ts';
 import { judgeAgainstTable, tableSummary } from './lib/targets.ts';
@@ -60,23 +61,6 @@ const started = Date.now();
 const log = (line: string) =>
   process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) newest = Math.max(newest, fs.statSync(path.join(entry.parentPath, entry.name)).mtimeMs);
-  }
-  return newest;
-}
-
-function ensureBuild() {
-  const main = path.join(ROOT, 'dist/main.js');
-  if (values['no-build'] && fs.existsSync(main)) return;
-  if (fs.existsSync(main) && fs.statSync(main).mtimeMs >= newestMtime(path.join(ROOT, 'src'))) return;
-  log('building dist/ (npm run build)');
-  const result = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
-  if (result.status !== 0) throw new Error('npm run build failed');
-}
-
 async function main() {
   const quick = values.quick;
   for (const tool of ['wrk', 'taskset']) {
@@ -84,7 +68,7 @@ async function main() {
   }
   if (os.cpus().length < 2)
     throw new Error('the harness pins the server and the client to two different CPUs: it needs at least 2');
-  ensureBuild();
+  ensureBuild(log, values['no-build']);
   // The harness itself (mostly idle) stays on the client's CPU, away from the server under test.
   spawnSync('taskset', ['-a', '-p', '-c', String(CLIENT_CPU), String(process.pid)], { stdio: 'ignore' });
   const dir = tempDir('svc-bench-');

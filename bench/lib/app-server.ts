@@ -64,6 +64,8 @@ export async function startAppServer(options: {
   worker?: boolean;
   /** The build's entry point; dist/main.js unless a copy of another build is measured (bench/compare.ts). */
   main?: string;
+  /** Options for node itself, before the entry point (`--cpu-prof …`: bench/profile.ts). */
+  nodeArgs?: string[];
 }): Promise<AppServer> {
   const port = await freePort();
   const env = serviceEnv(options.dataDir, options.databaseUrl, {
@@ -74,7 +76,12 @@ export async function startAppServer(options: {
   const started = await startProcess({
     name: options.name,
     command: NODE,
-    args: [options.main ?? path.join(ROOT, 'dist/main.js'), 'serve', ...(options.worker ? [] : ['--no-worker'])],
+    args: [
+      ...(options.nodeArgs ?? []),
+      options.main ?? path.join(ROOT, 'dist/main.js'),
+      'serve',
+      ...(options.worker ? [] : ['--no-worker']),
+    ],
     env,
     cpu: options.cpu,
     logFile: path.join(options.dataDir, `${options.name}.stderr.log`),
@@ -90,12 +97,13 @@ export async function startBare(options: {
   dir: string;
   cpu: number;
   env?: Record<string, string>;
+  nodeArgs?: string[];
 }): Promise<AppServer> {
   const port = await freePort();
   const started = await startProcess({
     name: options.name,
     command: NODE,
-    args: [path.join(ROOT, 'bench/servers/bare-http.mjs')],
+    args: [...(options.nodeArgs ?? []), path.join(ROOT, 'bench/servers/bare-http.mjs')],
     env: { PATH: process.env.PATH, PORT: String(port), ...options.env },
     cpu: options.cpu,
     logFile: path.join(options.dir, `${options.name}.log`),
