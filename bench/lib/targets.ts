@@ -175,12 +175,22 @@ export function targetFor(id: string, rows: readonly TableRow[] = [...TABLE, ...
   return { better, must, aim, on, unit, ...(counts ? { counts } : {}) };
 }
 
-/** Every metric with the target its id has in the table (or none: reported, not judged), judged. */
+/**
+ * Every metric with the target its id has in the table (or none: reported, not judged), judged. A verdict
+ * the metric carried is replaced (a results file written against older bounds is read against these),
+ * except `n/a` and the FAIL of a section that failed (`failed_<section>`, which no row names).
+ */
 export function judgeAgainstTable(metrics: readonly Metric[], rows?: readonly TableRow[]): Metric[] {
   return metrics.map((metric) => {
     const target = targetFor(metric.id, rows);
-    const { target: _old, judged: _judged, reads: _reads, ...rest } = metric;
-    return target ? judge({ ...rest, target }) : rest;
+    if (!target) {
+      const { target: _target, judged: _judged, reads: _reads, ...rest } = metric;
+      return metric.id.startsWith('failed_')
+        ? rest
+        : { ...rest, verdict: metric.verdict === 'n/a' ? 'n/a' : undefined };
+    }
+    const { target: _old, judged: _judged, reads: _reads, verdict, ...rest } = metric;
+    return judge({ ...rest, target, ...(verdict === 'n/a' ? { verdict } : {}) });
   });
 }
 
