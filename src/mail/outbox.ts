@@ -94,7 +94,11 @@ async function claimBatch(ctx: AppContext): Promise<OutboxRow[]> {
   const rows = await db
     .updateTable('mail_outbox')
     .set({ status: 'sending', locked_until: isoAfter(LEASE_SECONDS), updated_at: now })
-    .where('id', 'in', candidates)
+    // PostgreSQL: the candidates as an array, computed once. As `id in (subquery)` the planner may run the
+    // subquery once per row of a nested loop, and each run skips the rows this statement has already
+    // updated, so the limit slides and one claim takes the whole queue (under a lease sized for one batch).
+    .$if(ctx.db.dialect === 'postgres', (q) => q.where(sql<boolean>`"id" = any(array(${candidates}))`))
+    .$if(ctx.db.dialect !== 'postgres', (q) => q.where('id', 'in', candidates))
     .where(claimable)
     .returningAll()
     .execute();
