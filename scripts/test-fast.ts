@@ -39,11 +39,12 @@ if (options.isolation !== 'none' && options.isolation !== 'process') {
   process.exit(2);
 }
 // Everything else (--test-name-pattern=…, --test-only, …) goes to `node --test` as given.
-const passOn = tokens.flatMap((token) =>
-  token.kind === 'option' && token.name !== 'groups' && token.name !== 'isolation'
-    ? [process.argv[token.index + 2]!, ...(token.inlineValue === false && token.value ? [token.value] : [])]
-    : [],
-);
+// (parseArgs without `strict` reads an unknown option's separate value as a positional: kept in order.)
+const passOn = tokens.flatMap((token) => {
+  if (token.kind === 'positional') return [token.value];
+  if (token.kind !== 'option' || token.name === 'groups' || token.name === 'isolation') return [];
+  return [process.argv[token.index + 2]!];
+});
 
 const files = [...globSync('test/**/*.test.ts'), ...globSync('clients/*/test/**/*.test.ts')]
   .filter((file) => !SLOW.some((pattern) => pattern.test(file)))

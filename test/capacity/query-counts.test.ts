@@ -27,7 +27,11 @@ describe('store work per operation (docs/deploy.md, "Capacity")', () => {
 
   before(async () => {
     redis = redisServerAvailable ? await startPrivateRedis() : null;
-    f = await webhookFixture(redis ? { REDIS_URL: redis.url } : {});
+    // A generous delivery timeout: on a loaded machine a slow answer must not become a retry (a second
+    // attempt, with statements of its own). The lease covers two timeouts, as the defaults' does, so the
+    // worker claims ahead as in production (claim-sizing.ts).
+    const slowMachine = { SERVICE_WEBHOOKS_DELIVERY_TIMEOUT: '30', SERVICE_WEBHOOKS_LEASE_SECONDS: '120' };
+    f = await webhookFixture(redis ? { ...slowMachine, REDIS_URL: redis.url } : slowMachine);
     postgres = f.t.ctx.db.dialect === 'postgres';
     receiver = await startReceiver();
     sql = sqlRecorder(f.t.ctx.db, f.t.env.DATABASE_URL);
