@@ -5,7 +5,7 @@
 //
 // Why groups in shared processes: a test process spends ~0.5 CPU-s importing the app before its first
 // test, and most of these files take less than that. The files run in a few child processes
-// (`--test-isolation=none`, balanced by the last run's times), which share that import; the test files
+// (`--test-isolation=none`, balanced by the earlier runs' times), which share that import; the test files
 // restore any process-wide state they change. `--isolation=process` runs one process per file instead
 // (the `npm test` way), to tell a leak between files from a real failure.
 import { spawn } from 'node:child_process';
@@ -16,15 +16,16 @@ import { parseArgs } from 'node:util';
 const SLOW = [
   /browser/,
   /^test\/(backup|build|deploy)\//,
+  /^test\/config-processes\.test\.ts$/,
   /^clients\/[^/]+\/test\/(cli|pack|types)\.test\.ts$/,
   /^test\/cli\/(process|start|help)\.test\.ts$/,
-  /^test\/db\/(sqlite-processes|sqlite-busy|sqlite-checkpointer)\.test\.ts$/,
+  /^test\/db\/(migrate-processes|sqlite-processes|sqlite-busy|sqlite-checkpointer)\.test\.ts$/,
   /^test\/http\/(refused-body|throttle-redis)\.test\.ts$/,
   /^test\/mcp\/(conformance|oauth-flow)\.test\.ts$/,
   /^test\/metrics\/worker-metrics\.test\.ts$/,
   /^test\/oauth\/(authorization-code|cli|device-flow)\.test\.ts$/,
   /^test\/teams\/cli-events\.test\.ts$/,
-  /^test\/tokens\/cli-jwt\.test\.ts$/,
+  /^test\/tokens\/(cli-jwt|pat-cache-processes)\.test\.ts$/,
   /^test\/webhooks\/(crash|pipeline|postgres-scale|processes|secrets-in-logs)\.test\.ts$/,
 ];
 const TIMINGS = 'test-output/test-fast-timings.json';
@@ -54,14 +55,18 @@ delete env.TEST_DATABASE_URL;
 delete env.TEST_REDIS_URL;
 const nodeArgs = ['--disable-warning=ExperimentalWarning', '--conditions=svc-source', '--test', '--test-timeout=60000'];
 
-/** The last run's seconds per file; a file not timed yet weighs by its size. */
-function weights(): Map<string, number> {
-  let timed: Record<string, number> = {};
+/** The earlier runs' seconds per file (none before the first run). */
+function readTimings(): Record<string, number> {
   try {
-    timed = JSON.parse(readFileSync(TIMINGS, 'utf8')) as Record<string, number>;
+    return JSON.parse(readFileSync(TIMINGS, 'utf8')) as Record<string, number>;
   } catch {
-    // No earlier run: sizes only.
+    return {};
   }
+}
+
+/** The earlier runs' seconds per file; a file not timed yet weighs by its size. */
+function weights(): Map<string, number> {
+  const timed = readTimings();
   return new Map(files.map((file) => [file, timed[file] ?? statSync(file).size / 5_000]));
 }
 
@@ -139,12 +144,19 @@ console.log(
     `${sum('skipped')} skipped, in ${seconds} s over ${groups.length} group(s)` +
     (failed ? `; ${failed} group(s) exited non-zero` : ''),
 );
-// Only a whole, unfiltered run's times steer the next split.
+// Only a whole, unfiltered run's times steer the next split. Each is averaged with the file's earlier
+// figure: a file's time moves by seconds from run to run (the first file of a group also pays for the
+// group's warm-up, and the other groups take CPU from it unevenly), and a split by one run's times alone
+// is off by as much.
 if (results.every((result) => result.report) && passOn.length === 0) {
+  const earlier = readTimings();
   const timed: Record<string, number> = {};
   for (const result of results)
-    for (const [file, ms] of Object.entries(result.report!.files))
-      timed[file.slice(process.cwd().length + 1)] = Math.round(ms) / 1000;
+    for (const [path, ms] of Object.entries(result.report!.files)) {
+      const file = path.slice(process.cwd().length + 1);
+      const seconds = earlier[file] === undefined ? ms / 1000 : (earlier[file] + ms / 1000) / 2;
+      timed[file] = Math.round(seconds * 1000) / 1000;
+    }
   writeFileSync(TIMINGS, JSON.stringify(timed, null, 2) + '\n');
 }
 process.exit(failed ? 1 : 0);

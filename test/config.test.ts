@@ -1,13 +1,12 @@
-// Settings: read from the environment, typed, validated; a bad value stops the process with a
-// message naming the variable; production refuses to start without SECRET_KEY; every variable
-// config.ts and its capability files (config-*.ts) read is documented in the README's settings table.
+// Settings: read from the environment, typed, validated; a bad value is an error naming the variable;
+// every variable config.ts and its capability files (config-*.ts) read is documented in the README's
+// settings table. What `svc serve` does with bad settings: config-processes.test.ts.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.ts';
-import { ROOT, svc } from './cli/cli-helpers.ts';
+import { ROOT } from './cli/cli-helpers.ts';
 
 describe('loadConfig', () => {
   it('development defaults', () => {
@@ -150,37 +149,6 @@ describe('loadConfig', () => {
       () => loadConfig({ DATABASE_URL: 'mysql://root:hunter2@db/svc' }),
       (error: Error) => !error.message.includes('hunter2'),
     );
-  });
-});
-
-describe('the process refuses bad settings', () => {
-  it('NODE_ENV=production without SECRET_KEY: `svc serve` exits non-zero naming SECRET_KEY and creates nothing', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-prod-'));
-    const dataDir = path.join(dir, 'data');
-    try {
-      const result = await svc({ NODE_ENV: 'production', SERVICE_DATA_DIR: dataDir, PORT: '0' }, ['serve'], 30_000);
-      assert.notEqual(result.code, 0);
-      assert.match(result.stderr, /SECRET_KEY/);
-      assert.doesNotMatch(result.stdout, /listening/);
-      assert.equal(fs.existsSync(dataDir), false);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
-  it("a bad value stops `svc serve` with exit 1 and the variable's name", async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-badcfg-'));
-    try {
-      const result = await svc(
-        { NODE_ENV: 'test', SERVICE_DATA_DIR: dir, PORT: '0', SERVICE_PAT_EMPTY_SCOPES_FULL_ACCESS: 'perhaps' },
-        ['serve'],
-        30_000,
-      );
-      assert.equal(result.code, 1);
-      assert.match(result.stderr, /^svc: configuration error: SERVICE_PAT_EMPTY_SCOPES_FULL_ACCESS/);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
   });
 });
 

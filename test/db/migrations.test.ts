@@ -1,19 +1,15 @@
 // Migrations: one set that runs on SQLite and PostgreSQL; applying them again is a no-op; on
-// PostgreSQL several processes migrating a fresh schema at once all succeed (advisory lock), and a
-// schema of the same database that already holds migration tables does not confuse them; on SQLite
-// several `svc migrate` processes on a fresh file all succeed too.
+// PostgreSQL several connections migrating a fresh schema at once all succeed (advisory lock), and a
+// schema of the same database that already holds migration tables does not confuse them. Several
+// `svc migrate` processes at once: migrate-processes.test.ts.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { describe, it } from 'node:test';
 import pg from 'pg';
 import { sql } from 'kysely';
 import { openDb } from '../../src/db/connection.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import { MIGRATIONS } from '../../src/db/migrations/index.ts';
-import { svc } from '../cli/cli-helpers.ts';
 import { freshDatabase } from '../support/database.ts';
 
 const ALL = MIGRATIONS.map(([name]) => name);
@@ -133,38 +129,6 @@ describe('migrations', () => {
       } finally {
         await Promise.all(dbs.map((db) => db.close()));
         await database.drop();
-      }
-    },
-  );
-
-  it(
-    'on SQLite, `svc migrate` processes started together on a fresh data directory all succeed, each migration applied once',
-    { skip: !!pgUrl && 'SQLite only' },
-    async () => {
-      // Kysely's SQLite migrator takes no lock across processes; here the migrations run in one
-      // BEGIN IMMEDIATE transaction (db/sqlite-dialect.ts), so the others wait and then find them applied.
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-migrate-together-'));
-      try {
-        const env = { NODE_ENV: 'test', SERVICE_DATA_DIR: dir, LOG_LEVEL: 'silent' };
-        const results = await Promise.all(Array.from({ length: 6 }, () => svc(env, ['migrate'])));
-        assert.deepEqual(
-          results,
-          Array.from({ length: 6 }, () => ({ code: 0, stdout: 'migrations are up to date\n', stderr: '' })),
-        );
-        const db = openDb(`sqlite:${path.join(dir, 'service.sqlite3')}`);
-        try {
-          const { rows } = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(
-            db.kysely,
-          );
-          assert.deepEqual(
-            rows.map((r) => r.name),
-            ALL,
-          );
-        } finally {
-          await db.close();
-        }
-      } finally {
-        fs.rmSync(dir, { recursive: true, force: true });
       }
     },
   );

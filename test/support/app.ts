@@ -6,14 +6,14 @@ import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
-import { createUser } from '../../src/accounts/users.ts';
 import { cliActor } from '../../src/audit/actor.ts';
 import { createPat } from '../../src/tokens/pats.ts';
 import { createTeam, addMember, type Role } from '../../src/teams/teams.ts';
 import { freshDatabase, type TestDatabase } from './database.ts';
+import { TEST_PASSWORD, user, type UserOptions } from './users.ts';
 
 export const TEST_SECRET_KEY = 'test-secret-key-0123456789abcdefghijklmnop';
-export const TEST_PASSWORD = 'correct horse battery staple';
+export { TEST_PASSWORD };
 /** Who the fixtures' team changes are recorded as in the audit log: the operator CLI. */
 export const FIXTURE_ACTOR = cliActor('test fixture');
 
@@ -24,9 +24,8 @@ export interface TestApp {
   inject: TypedApp['inject'];
   /** Listens on 127.0.0.1 on a free port and returns the base URL. */
   listen(): Promise<string>;
-  user(
-    options?: Partial<{ email: string; verified: boolean; staff: boolean; firstName: string }>,
-  ): Promise<{ id: number; email: string }>;
+  /** A user with TEST_PASSWORD, written straight into the table (test/support/users.ts). */
+  user(options?: Partial<UserOptions>): Promise<{ id: number; email: string }>;
   token(userId: number, scopes?: string[], expiresAt?: string | null): Promise<string>;
   team(ownerId: number, name?: string): Promise<{ id: string; slug: string }>;
   member(teamId: string, userId: number, role: Role): Promise<void>;
@@ -65,6 +64,7 @@ export async function startApp(extraEnv: Record<string, string> = {}, options: S
   const app = await buildApp(ctx);
   await options.beforeReady?.(app, ctx);
   await app.ready();
+  if (env.REDIS_URL !== undefined && env.REDIS_URL === process.env.TEST_REDIS_URL) await onRedis(ctx);
   const db = ctx.db.kysely;
   return {
     app,
@@ -76,16 +76,8 @@ export async function startApp(extraEnv: Record<string, string> = {}, options: S
       const address = app.server.address();
       return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
     },
-    async user(options = {}) {
-      const email = options.email ?? `user${++counter}-${process.pid}@example.com`;
-      const id = await createUser(db, {
-        email,
-        password: TEST_PASSWORD,
-        verified: options.verified ?? true,
-        staff: options.staff,
-        firstName: options.firstName,
-      });
-      return { id, email: email.toLowerCase() };
+    user(options = {}) {
+      return user(db, options);
     },
     async token(userId, scopes = [], expiresAt = null) {
       return (await createPat(db, { userId, name: 'test', scopes, expiresAt })).token;
@@ -103,6 +95,19 @@ export async function startApp(extraEnv: Record<string, string> = {}, options: S
       await database.drop();
     },
   };
+}
+
+/**
+ * Waits until the throttle counts in Redis. On a loaded machine the start can give up on Redis
+ * (the connect timeout) and count in the per-process fallback until the client reconnects; a test
+ * that counts a few requests across that switch would see the count start again.
+ */
+async function onRedis(ctx: AppContext): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (ctx.throttle.usingFallback) {
+    if (Date.now() > deadline) throw new Error('the test app could not reach Redis at TEST_REDIS_URL in 20 s');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });

@@ -1,11 +1,56 @@
-// Users written straight into the table for tests that need many of them: one argon2 hash shared by
-// all (hashing each would take seconds), verified and active.
+// Test users written straight into the table. Every one has TEST_PASSWORD, whose argon2id hash is made
+// once per process and shared: one hash costs ~30 ms of CPU, and the suite creates hundreds of users
+// that exist only to hold a token, join a team or log in. The hash is the real thing (logins verify it
+// with the service's own code); tests of sign-up and of hashing itself go through the API or
+// src/accounts/passwords.ts instead.
+import { normaliseEmail } from '../../src/accounts/email.ts';
 import { hashPassword } from '../../src/accounts/passwords.ts';
-import type { NewRow } from '../../src/db/schema.ts';
+import type { Executor, NewRow } from '../../src/db/schema.ts';
 
-/** A maker of verified user rows whose password is `password`. */
-export async function verifiedUserRows(password = 'a long password'): Promise<(email: string) => NewRow<'users'>> {
-  const hash = await hashPassword(password);
+export const TEST_PASSWORD = 'correct horse battery staple';
+
+let testHash: Promise<string> | undefined;
+/** TEST_PASSWORD's argon2id hash, made on first use and shared by every test user of the process. */
+export function testPasswordHash(): Promise<string> {
+  testHash ??= hashPassword(TEST_PASSWORD);
+  return testHash;
+}
+
+export interface UserOptions {
+  email: string;
+  verified: boolean;
+  staff: boolean;
+  firstName: string;
+}
+
+let counter = 0;
+
+/** A user row with TEST_PASSWORD, verified unless told otherwise; the e-mail is stored lower-cased, as sign-up does. */
+export async function user(db: Executor, options: Partial<UserOptions> = {}): Promise<{ id: number; email: string }> {
+  const email = normaliseEmail(options.email ?? `user${++counter}-${process.pid}@example.com`);
+  const now = new Date().toISOString();
+  const row = await db
+    .insertInto('users')
+    .values({
+      email,
+      password_hash: await testPasswordHash(),
+      first_name: options.firstName ?? '',
+      last_name: '',
+      display_name: '',
+      email_verified_at: (options.verified ?? true) ? now : null,
+      is_active: 1,
+      is_staff: options.staff ? 1 : 0,
+      created_at: now,
+      updated_at: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return { id: row.id, email };
+}
+
+/** A maker of verified user rows with TEST_PASSWORD, for tests that insert many at once. */
+export async function verifiedUserRows(): Promise<(email: string) => NewRow<'users'>> {
+  const hash = await testPasswordHash();
   const now = new Date().toISOString();
   return (email) => ({
     email,

@@ -1,8 +1,8 @@
 // The PAT resolver's in-process cache (src/tokens/pat-resolver.ts) must never let a revoked token, a
 // deactivated user or an old profile through where the database says otherwise: writes in this
-// process evict at once; other processes' commits are seen on the next request (SQLite: data_version;
+// process evict at once; other connections' commits are seen on the next request (SQLite: data_version;
 // PostgreSQL: the writer's NOTIFY); a write nothing announces (raw SQL from outside the service, on
-// PostgreSQL) within PAT_CACHE_TTL_MS.
+// PostgreSQL) within PAT_CACHE_TTL_MS. Writes by `svc` processes: pat-cache-processes.test.ts.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,7 +10,6 @@ import { request } from 'undici';
 import { openDb } from '../../src/db/connection.ts';
 import { PAT_CACHE_TTL_MS } from '../../src/tokens/pat-resolver.ts';
 import { bearer, startApp, type TestApp } from '../support/app.ts';
-import { svc } from '../cli/cli-helpers.ts';
 
 /** Revokes the user's tokens with plain SQL on a connection of its own (no Kysely, no write watch), as an outside tool would. */
 async function revokeWithRawSql(t: TestApp, userId: number): Promise<void> {
@@ -97,33 +96,6 @@ describe('PAT resolver cache', () => {
     } finally {
       await other.close();
     }
-  });
-
-  it('a token revoked by another process (svc token revoke) is refused on the next request', async () => {
-    const user = await t.user();
-    const token = await t.token(user.id, ['read:profile']);
-    const row = await t.ctx.db.kysely
-      .selectFrom('personal_access_tokens')
-      .select('id')
-      .where('user_id', '=', user.id)
-      .executeTakeFirstOrThrow();
-    assert.equal((await me(token)).statusCode, 200);
-    const revoked = await svc(t.env, ['token', 'revoke', '--id', String(row.id)]);
-    assert.equal(revoked.code, 0, revoked.stderr);
-    // SQLite: data_version moved. PostgreSQL: the command published the write (NOTIFY) before exiting.
-    assert.equal((await me(token)).statusCode, 401);
-  });
-
-  it('a user deactivated by another process is refused on the next request, and works again once activated', async () => {
-    const user = await t.user();
-    const token = await t.token(user.id, ['read:profile']);
-    assert.equal((await me(token)).statusCode, 200);
-    const off = await svc(t.env, ['user', 'deactivate', '--email', user.email]);
-    assert.equal(off.code, 0, off.stderr);
-    assert.equal((await me(token)).statusCode, 401);
-    const on = await svc(t.env, ['user', 'activate', '--email', user.email]);
-    assert.equal(on.code, 0, on.stderr);
-    assert.equal((await me(token)).statusCode, 200);
   });
 
   it('a token in constant use is re-read in the background: a revocation by another connection shows within the TTL', async () => {
