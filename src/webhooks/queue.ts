@@ -70,7 +70,10 @@ const literal = (value: string) => `'${value.replaceAll("'", "''")}'`;
  * ones the planner reads and sorts every due row for each claim (the worker's slots idle
  * meanwhile) instead of walking the due index in order and stopping at `limit`, which reads only
  * the rows it takes; the walk also marks dead index entries, which a bitmap scan never does.
- * SKIP LOCKED lets many workers claim disjoint batches without waiting on each other.
+ * SKIP LOCKED lets many workers claim disjoint batches without waiting on each other. The candidates
+ * are an array, computed once: as `id in (subquery)` the planner may re-run the subquery for each row
+ * of a nested loop, each run skipping the rows already updated, and one claim would take far more
+ * than `limit` (the mail outbox's claim did exactly that).
  *
  * SQLite: one writer at a time, so the single UPDATE … RETURNING is already atomic; the
  * subscriptions are a second, in-process, read.
@@ -83,11 +86,11 @@ export async function claimDue(db: Connection, limit: number, leaseSeconds: numb
   if (db.pool) {
     const text = `select set_config('enable_bitmapscan', 'off', true), set_config('synchronous_commit', 'off', true);
       with c as (update webhook_deliveries set locked_until = ${literal(until)}, lease_token = ${literal(token)}
-        where id in (
+        where id = any(array(
           select id from webhook_deliveries
           where status = 'pending' and next_retry_at <= ${literal(now)} and (locked_until is null or locked_until < ${literal(now)})
           order by next_retry_at limit ${Math.max(1, Math.trunc(limit))} for update skip locked
-        )
+        ))
         returning id, subscription_id, event_id, event_type, payload, attempt, lease_token)
       select c.*, (select row_to_json(x) from (select ${TARGET_COLUMNS_TEXT} from webhook_subscriptions s join teams t on t.id = s.team_id
         where s.id = c.subscription_id) x) as target

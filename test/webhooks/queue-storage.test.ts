@@ -65,5 +65,20 @@ describe(
       );
       assert.equal(await indexSize(), indexesBefore, 'no index grew');
     });
+
+    it('a claim takes at most its limit, however many rows are due', { skip: !onPostgres }, async () => {
+      // The test above leaves its rows leased for a minute; these 100 events are due.
+      for (let i = 0; i < 100; i++)
+        await f.emit('team.member.added', { user_id: i, email: `v${i}@example.com`, role: 'member' });
+      const claim = await claimDue(f.t.ctx.db, 25, 60);
+      assert.equal(claim.rows.length, 25);
+      const leased = await f.t.ctx.db.kysely
+        .selectFrom('webhook_deliveries')
+        .select('id')
+        .where('lease_token', '=', claim.rows[0].lease_token)
+        .execute();
+      assert.equal(leased.length, 25, 'no row beyond the claim was leased');
+      assert.equal((await claimDue(f.t.ctx.db, 25, 60)).rows.length, 25, 'the next claim takes the next 25');
+    });
   },
 );
