@@ -111,12 +111,18 @@ export async function cursorPage<Row>(options: CursorPageOptions<Row>): Promise<
     createdAt: String(row[createdAtField]),
     id: row[idField] as string | number,
   });
-  const exists = async (condition: ReturnType<typeof before>) =>
+  // Ordered as the condition walks (newer: ascending, older: descending) although any row would do:
+  // without an order PostgreSQL's planner prices `limit 1` as a sequential scan that meets a match
+  // early, which on a large table whose matches are all at its end reads the whole table; ordered,
+  // it walks the list's index from the position and stops at the first row.
+  const exists = async (condition: ReturnType<typeof before>, order: 'asc' | 'desc') =>
     (
       await options.query
         .clearSelect()
         .select(sql<number>`1`.as('one'))
         .where(condition)
+        .orderBy(sql.ref(createdAtColumn), order)
+        .orderBy(sql.ref(idColumn), order)
         .limit(1)
         .execute()
     ).length > 0;
@@ -138,7 +144,7 @@ export async function cursorPage<Row>(options: CursorPageOptions<Row>): Promise<
     return {
       next: rows.length > size && last !== undefined ? link('n', positionOf(last)) : null,
       // The first page has nothing newer by definition; a later one asks (rows may have been deleted).
-      previous: cursor && anchor && (await exists(after(anchor))) ? link('p', anchor) : null,
+      previous: cursor && anchor && (await exists(after(anchor), 'asc')) ? link('p', anchor) : null,
       results,
     };
   }
@@ -152,7 +158,7 @@ export async function cursorPage<Row>(options: CursorPageOptions<Row>): Promise<
   const results = rows.slice(0, size).reverse();
   const anchor = results.length > 0 ? positionOf(results[results.length - 1]) : cursor;
   return {
-    next: (await exists(before(anchor))) ? link('n', anchor) : null,
+    next: (await exists(before(anchor), 'desc')) ? link('n', anchor) : null,
     previous: rows.length > size ? link('p', positionOf(results[0])) : null,
     results,
   };

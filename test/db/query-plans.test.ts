@@ -217,6 +217,63 @@ describe('query plans of reads and purges that must not grow with the tables', (
     assertAlong(find(mail.plans, /^delete from "mail_outbox"/), 'mail_outbox_finished_idx');
   });
 
+  it("a cursor page's probe for a newer page walks the log's index on the planner's own choice", async () => {
+    // The probe needs any one row newer than the page. Unordered, PostgreSQL prices `limit 1` as a table
+    // scan that meets a match early: deep in a log most of its rows are newer than the page. But another
+    // subscription's rows were written first, and the scan would read all of them before the first match.
+    const owner = await t.user();
+    const teamId = (await t.team(owner.id)).id;
+    const db = t.ctx.db.kysely;
+    const subscription = async () => {
+      const id = randomUUID();
+      await db
+        .insertInto('webhook_subscriptions')
+        .values({
+          id,
+          team_id: teamId,
+          url: 'https://hooks.example.com/x',
+          events: '["*"]',
+          secret_encrypted: 'x',
+          is_active: 1,
+          standard_webhooks: 1,
+          consecutive_failures: 0,
+          created_at: OLD,
+          updated_at: OLD,
+        })
+        .execute();
+      return id;
+    };
+    const [other, ours] = [await subscription(), await subscription()];
+    const rows = (subscriptionId: string, count: number, from: number) =>
+      Array.from({ length: count }, (_, i) => ({
+        subscription_id: subscriptionId,
+        event_id: `evt_${subscriptionId}_${from + i}`,
+        event_type: 'team.member.added',
+        payload: '{}',
+        attempt: 1,
+        status: 'success' as const,
+        created_at: new Date(Date.parse('2026-01-01T00:00:00.000Z') + (from + i) * 1000).toISOString(),
+      }));
+    for (let i = 0; i < 3000; i += 500) await db.insertInto('webhook_deliveries').values(rows(other, 500, i)).execute();
+    for (let i = 0; i < 3000; i += 500) await db.insertInto('webhook_deliveries').values(rows(ours, 500, 3000 + i)).execute();
+    if (postgres) await t.ctx.db.pool!.query('analyze webhook_deliveries');
+    const token = await t.token(owner.id, ['read:webhooks']);
+    // Ten pages of 200 deep: 1,800 of the log's 3,000 rows are newer than the page.
+    let url = `/api/v1/teams/${teamId}/webhooks/${ours}/logs/?page_size=200`;
+    for (let page = 1; page < 10; page++) {
+      const res = await t.inject({ method: 'GET', url, headers: bearer(token) });
+      assert.equal(res.statusCode, 200, res.body);
+      const next = new URL(res.json<{ next: string }>().next);
+      url = next.pathname + next.search;
+    }
+    capture.take();
+    const deep = await t.inject({ method: 'GET', url, headers: bearer(token) });
+    assert.equal(deep.statusCode, 200, deep.body);
+    assert.ok(deep.json<{ previous: string | null }>().previous, 'the page links back to the one before');
+    const plans = await capture.quiet(() => explainAll(t.ctx.db, capture.take()));
+    assertAlong(find(plans, /^select 1 as "one" from "webhook_deliveries"/), 'webhook_deliveries_subscription_idx');
+  });
+
   it('the plans flag what they should: a table scan and a sort are seen', async () => {
     // The test above would pass on a plan it cannot read: a statement that must scan and sort.
     const { plans } = await plansOf(() =>
