@@ -254,8 +254,16 @@ describe('query plans of reads and purges that must not grow with the tables', (
         status: 'success' as const,
         created_at: new Date(Date.parse('2026-01-01T00:00:00.000Z') + (from + i) * 1000).toISOString(),
       }));
-    for (let i = 0; i < 3000; i += 500) await db.insertInto('webhook_deliveries').values(rows(other, 500, i)).execute();
-    for (let i = 0; i < 3000; i += 500) await db.insertInto('webhook_deliveries').values(rows(ours, 500, 3000 + i)).execute();
+    for (let i = 0; i < 3000; i += 500)
+      await db
+        .insertInto('webhook_deliveries')
+        .values(rows(other, 500, i))
+        .execute();
+    for (let i = 0; i < 3000; i += 500)
+      await db
+        .insertInto('webhook_deliveries')
+        .values(rows(ours, 500, 3000 + i))
+        .execute();
     if (postgres) await t.ctx.db.pool!.query('analyze webhook_deliveries');
     const token = await t.token(owner.id, ['read:webhooks']);
     // Ten pages of 200 deep: 1,800 of the log's 3,000 rows are newer than the page.
