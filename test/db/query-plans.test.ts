@@ -43,6 +43,27 @@ describe('query plans of reads and purges that must not grow with the tables', (
     return plan;
   };
 
+  /** A subscription of `teamId` written straight into its table; its id. */
+  async function insertSubscription(teamId: string): Promise<string> {
+    const id = randomUUID();
+    await t.ctx.db.kysely
+      .insertInto('webhook_subscriptions')
+      .values({
+        id,
+        team_id: teamId,
+        url: 'https://hooks.example.com/x',
+        events: '["*"]',
+        secret_encrypted: 'x',
+        is_active: 1,
+        standard_webhooks: 1,
+        consecutive_failures: 0,
+        created_at: OLD,
+        updated_at: OLD,
+      })
+      .execute();
+    return id;
+  }
+
   /** The plan reads `index` and neither scans a table nor sorts. */
   function assertAlong(plan: Plan, index: string) {
     const text = plan.plan.join('\n');
@@ -82,22 +103,7 @@ describe('query plans of reads and purges that must not grow with the tables', (
     for (let i = 0; i < 4; i++) teams.push((await t.team(owner.id)).id);
     const db = t.ctx.db.kysely;
     for (const teamId of teams) {
-      const id = randomUUID();
-      await db
-        .insertInto('webhook_subscriptions')
-        .values({
-          id,
-          team_id: teamId,
-          url: 'https://hooks.example.com/x',
-          events: '["*"]',
-          secret_encrypted: 'x',
-          is_active: 1,
-          standard_webhooks: 1,
-          consecutive_failures: 0,
-          created_at: OLD,
-          updated_at: OLD,
-        })
-        .execute();
+      const id = await insertSubscription(teamId);
       await db
         .insertInto('webhook_deliveries')
         .values({
@@ -224,26 +230,7 @@ describe('query plans of reads and purges that must not grow with the tables', (
     const owner = await t.user();
     const teamId = (await t.team(owner.id)).id;
     const db = t.ctx.db.kysely;
-    const subscription = async () => {
-      const id = randomUUID();
-      await db
-        .insertInto('webhook_subscriptions')
-        .values({
-          id,
-          team_id: teamId,
-          url: 'https://hooks.example.com/x',
-          events: '["*"]',
-          secret_encrypted: 'x',
-          is_active: 1,
-          standard_webhooks: 1,
-          consecutive_failures: 0,
-          created_at: OLD,
-          updated_at: OLD,
-        })
-        .execute();
-      return id;
-    };
-    const [other, ours] = [await subscription(), await subscription()];
+    const [other, ours] = [await insertSubscription(teamId), await insertSubscription(teamId)];
     const rows = (subscriptionId: string, count: number, from: number) =>
       Array.from({ length: count }, (_, i) => ({
         subscription_id: subscriptionId,
