@@ -21,6 +21,15 @@ async function suppress(email: string, createdAt: string, released = false) {
     .execute();
 }
 
+/** The suppression row of `email`, as stored. */
+function suppressionOf(email: string) {
+  return t.ctx.db.kysely
+    .selectFrom('mail_suppressions')
+    .selectAll()
+    .where('email', '=', email)
+    .executeTakeFirstOrThrow();
+}
+
 async function cli(...argv: string[]) {
   const out: string[] = [];
   const err: string[] = [];
@@ -105,16 +114,7 @@ describe('mail suppressions', () => {
         headers: bearer(plainAdminScope),
       });
       assert.equal(del.statusCode, 403);
-      assert.equal(
-        (
-          await t.ctx.db.kysely
-            .selectFrom('mail_suppressions')
-            .select('released_at')
-            .where('email', '=', 'old@example.com')
-            .executeTakeFirstOrThrow()
-        ).released_at,
-        null,
-      );
+      assert.equal((await suppressionOf('old@example.com')).released_at, null);
     });
 
     it('DELETE releases the address, recording who, when and why', async () => {
@@ -125,11 +125,7 @@ describe('mail suppressions', () => {
         payload: { reason: 'mailbox restored' },
       });
       assert.equal(res.statusCode, 204);
-      const row = await t.ctx.db.kysely
-        .selectFrom('mail_suppressions')
-        .selectAll()
-        .where('email', '=', 'old@example.com')
-        .executeTakeFirstOrThrow();
+      const row = await suppressionOf('old@example.com');
       assert.ok(row.released_at);
       assert.match(row.released_by!, new RegExp(`^user:${staffId} `));
       assert.equal(row.release_reason, 'mailbox restored');
@@ -186,20 +182,12 @@ describe('mail suppressions', () => {
         'alice',
       );
       assert.equal(res.code, 0, res.err);
-      const row = await t.ctx.db.kysely
-        .selectFrom('mail_suppressions')
-        .selectAll()
-        .where('email', '=', 'new@example.com')
-        .executeTakeFirstOrThrow();
+      const row = await suppressionOf('new@example.com');
       assert.equal(row.released_by, 'alice');
       assert.equal(row.release_reason, 'customer asked');
       const defaultBy = await cli('suppression', 'release', '--email', 'mid@example.com', '--reason', 'fixed');
       assert.equal(defaultBy.code, 0);
-      const mid = await t.ctx.db.kysely
-        .selectFrom('mail_suppressions')
-        .selectAll()
-        .where('email', '=', 'mid@example.com')
-        .executeTakeFirstOrThrow();
+      const mid = await suppressionOf('mid@example.com');
       assert.match(mid.released_by!, /^os:/);
     });
 

@@ -25,24 +25,29 @@ export interface UserOptions {
 
 let counter = 0;
 
+/** The row of a user with TEST_PASSWORD (its hash given), verified unless told otherwise. */
+function userRow(email: string, hash: string, options: Partial<UserOptions> = {}): NewRow<'users'> {
+  const now = new Date().toISOString();
+  return {
+    email,
+    password_hash: hash,
+    first_name: options.firstName ?? '',
+    last_name: '',
+    display_name: '',
+    email_verified_at: (options.verified ?? true) ? now : null,
+    is_active: 1,
+    is_staff: options.staff ? 1 : 0,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
 /** A user row with TEST_PASSWORD, verified unless told otherwise; the e-mail is stored lower-cased, as sign-up does. */
 export async function user(db: Executor, options: Partial<UserOptions> = {}): Promise<{ id: number; email: string }> {
   const email = normaliseEmail(options.email ?? `user${++counter}-${process.pid}@example.com`);
-  const now = new Date().toISOString();
   const row = await db
     .insertInto('users')
-    .values({
-      email,
-      password_hash: await testPasswordHash(),
-      first_name: options.firstName ?? '',
-      last_name: '',
-      display_name: '',
-      email_verified_at: (options.verified ?? true) ? now : null,
-      is_active: 1,
-      is_staff: options.staff ? 1 : 0,
-      created_at: now,
-      updated_at: now,
-    })
+    .values(userRow(email, await testPasswordHash(), options))
     .returning('id')
     .executeTakeFirstOrThrow();
   return { id: row.id, email };
@@ -51,17 +56,5 @@ export async function user(db: Executor, options: Partial<UserOptions> = {}): Pr
 /** A maker of verified user rows with TEST_PASSWORD, for tests that insert many at once. */
 export async function verifiedUserRows(): Promise<(email: string) => NewRow<'users'>> {
   const hash = await testPasswordHash();
-  const now = new Date().toISOString();
-  return (email) => ({
-    email,
-    password_hash: hash,
-    first_name: '',
-    last_name: '',
-    display_name: '',
-    email_verified_at: now,
-    is_active: 1,
-    is_staff: 0,
-    created_at: now,
-    updated_at: now,
-  });
+  return (email) => userRow(email, hash);
 }
