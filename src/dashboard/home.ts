@@ -16,7 +16,7 @@ export function registerHomePage(pages: FastifyInstance, ctx: AppContext) {
     }
     return renderPage(reply, 'dashboard/views/home', {
       title: 'Dashboard',
-      teams: await teamsOverview(ctx.db.kysely, user.id),
+      teams: await teamsOverview(ctx.db, user.id),
     });
   });
 }

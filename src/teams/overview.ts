@@ -1,7 +1,7 @@
 // What the dashboard lists about a user's teams: each active team with the user's role and its
 // member count, in one query (the count is a correlated subquery on the memberships' team index).
-import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.ts';
+import type { Db } from '../db/connection.ts';
+import { userTeamKeys } from './team-reads.ts';
 import type { Role } from './teams.ts';
 
 export interface TeamOverview {
@@ -13,8 +13,8 @@ export interface TeamOverview {
 }
 
 /** The user's active teams by name, at most `limit` of them. */
-export async function teamsOverview(db: Kysely<Database>, userId: number, limit = 200): Promise<TeamOverview[]> {
-  const rows = await db
+export async function teamsOverview(db: Db, userId: number, limit = 200): Promise<TeamOverview[]> {
+  const rows = await db.kysely
     .selectFrom('teams as t')
     .innerJoin('memberships as m', 'm.team_id', 't.id')
     .select(['t.id', 't.name', 't.slug', 'm.role'])
@@ -27,6 +27,7 @@ export async function teamsOverview(db: Kysely<Database>, userId: number, limit 
     )
     .where('m.user_id', '=', userId)
     .where('t.is_active', '=', 1)
+    .$if(db.dialect === 'postgres', (q) => q.where(userTeamKeys(userId)))
     .orderBy('t.name')
     .orderBy('t.id')
     .limit(limit)

@@ -28,7 +28,7 @@ export function registerTeamListPages(pages: FastifyInstance, ctx: AppContext) {
       'teams/views/teams',
       {
         title: 'Teams',
-        teams: await teamsOverview(db, userId),
+        teams: await teamsOverview(ctx.db, userId),
         form: extra.form ?? { name: '', slug: '' },
         nameMax: NAME_MAX,
         error: extra.error ?? null,

@@ -269,6 +269,48 @@ describe('query plans of reads and purges that must not grow with the tables', (
     assertAlong(find(plans, /^select 1 as "one" from "webhook_deliveries"/), 'webhook_deliveries_subscription_idx');
   });
 
+  it("a user's teams are read by their keys on the planner's own choice, however many teams others have", async () => {
+    // A user in 200 teams among 1,500. Joined to the memberships alone, PostgreSQL would hash the whole
+    // teams table (its statistics say that is cheaper than 200 key probes), and a user's list would cost
+    // in proportion to every tenant's teams.
+    const owner = await t.user();
+    const db = t.ctx.db.kysely;
+    const teams = Array.from({ length: 1_500 }, (_, i) => ({
+      id: randomUUID(),
+      name: `Plan team ${String(i).padStart(4, '0')}`,
+      slug: `plan-team-${i}-${randomUUID().slice(0, 8)}`,
+      is_active: 1,
+      created_at: OLD,
+      updated_at: OLD,
+    }));
+    for (let i = 0; i < teams.length; i += 250)
+      await db
+        .insertInto('teams')
+        .values(teams.slice(i, i + 250))
+        .execute();
+    await db
+      .insertInto('memberships')
+      .values(
+        teams.slice(0, 200).map((team) => ({ team_id: team.id, user_id: owner.id, role: 'member', joined_at: OLD })),
+      )
+      .execute();
+    if (postgres) await t.ctx.db.pool!.query('analyze teams; analyze memberships');
+    const token = await t.token(owner.id, ['read:teams']);
+    capture.take();
+    const res = await t.inject({ method: 'GET', url: '/api/v1/teams/', headers: bearer(token) });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json().count, 200);
+    assert.equal(res.json().results[0].name, 'Plan team 0000');
+    const plans = await capture.quiet(() => explainAll(t.ctx.db, capture.take()));
+    const teamsScan = postgres ? /Seq Scan on teams/ : /^SCAN t\b/;
+    for (const pattern of [/^select count\(\*\).*from "teams"/, /^select "t"\."id", "t"\."name"/]) {
+      const plan = find(plans, pattern);
+      const text = plan.plan.join('\n');
+      assert.ok(!plan.flags.some((flag) => teamsScan.test(flag)), `${plan.sql}\nreads no whole teams table:\n${text}`);
+      assert.match(text, postgres ? /teams_pkey/ : /SEARCH t USING INDEX/, `${plan.sql}\nprobes the key:\n${text}`);
+    }
+  });
+
   it('the plans flag what they should: a table scan and a sort are seen', async () => {
     // The test above would pass on a plan it cannot read: a statement that must scan and sort.
     const { plans } = await plansOf(() =>
