@@ -48,6 +48,10 @@ interface Config {
   windowMs?: number;
   rates?: number[];
   burst?: number;
+  /** For the engine: deliveries/s a previous measurement saw, to size the first refill (a refill
+   *  that runs dry is retried with four times the rows, which on a large database costs more than the
+   *  measurement itself). */
+  expectedRate?: number;
   /** For the engine: the receiver's pid and the database's (their CPU is not "other"). */
   serverPids?: number[];
 }
@@ -183,7 +187,7 @@ async function engine() {
   const { ctx, teamId } = await setup();
   // Deliveries per second to plan the next refill for: the highest rate seen, counted from the
   // worker's start (warm-up included), so a queue that ran dry during the warm-up still raises it.
-  let lastRate = config.seconds < 2 ? 1000 : 2000;
+  let lastRate = config.expectedRate ?? (config.seconds < 2 ? 1000 : 2000);
   for (const concurrency of config.concurrencies!) {
     for (let attempt = 0; ; attempt++) {
       // Enough due rows that the worker never runs dry during the measurement (checked after). After

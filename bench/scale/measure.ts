@@ -29,6 +29,17 @@ export interface SizeContext {
   receiver: { url: string; pid: number; caFile: string };
   seconds: number;
   warmupSeconds: number;
+  /** Whether this round measures the purge: it deletes the expired rows, so only one round per size can. */
+  purge: boolean;
+  /** The deep cursor pages' links, found by the size's first round (following 999 next links) and reused. */
+  deepLinks: DeepLinks;
+  /** The highest deliveries/s the run has measured so far (it sizes the next measurement's queue). */
+  deliveryRate: { highest?: number };
+}
+
+export interface DeepLinks {
+  log?: string;
+  audit?: string | null;
 }
 
 export type Values = Record<string, number | null>;
@@ -96,8 +107,9 @@ export async function measureSize(c: SizeContext): Promise<{ values: Values; det
         link = pathOf((await getJson(server.url + link, c.fixtures.caller)).next as string);
       return link;
     };
-    const deepLog = await deep(log);
-    const deepAudit = c.audit ? await deep(audit) : null;
+    c.deepLinks.log ??= await deep(log);
+    if (c.deepLinks.audit === undefined) c.deepLinks.audit = c.audit ? await deep(audit) : null;
+    const { log: deepLog, audit: deepAudit } = c.deepLinks;
     const caller = { headers: { Authorization: `Bearer ${c.fixtures.caller}` } };
     type Target = [id: string, path: string, auth: { tokensFile: string } | { headers: Record<string, string> }];
     const targets: Target[] = [
@@ -132,25 +144,41 @@ export async function measureSize(c: SizeContext): Promise<{ values: Values; det
     }
 
     // The purge of the expired rows while /me (PAT) is served at ~10k req/s: p99 then and idle.
-    const paced = (seconds: number) =>
-      wrk({ url: `${server.url}/api/v1/me/`, seconds, serverPids: pids, tokensFile: pats, delayMs: PACED_DELAY_MS });
-    await paced(c.warmupSeconds);
-    const idle = await paced(c.seconds);
-    const purging = child('bench/scale/inproc.ts', [JSON.stringify({ mode: 'purge', delayMs: 300 })], c.env);
-    const during = await paced(c.seconds);
-    const [purge] = (await purging) as { rows: number; seconds: number; perSecond: number; cpuUsPerRow: number }[];
-    values.me_paced_p99_idle = idle.requests > 0 ? idle.p99Ms : null;
-    values.me_paced_p99_purge = during.requests > 0 ? during.p99Ms : null;
-    values.purge_rate = purge.perSecond;
-    if (c.env.DATABASE_URL?.startsWith('sqlite:')) values.purge_cpu = purge.cpuUsPerRow;
-    details.purge = { ...purge, windowSeconds: c.seconds, idle: summary(idle), during: summary(during) };
-    c.plan.log(
-      `${c.size}: purge ${purge.rows} rows in ${purge.seconds.toFixed(2)} s; /me paced p99 ${idle.p99Ms.toFixed(2)} ms idle, ${during.p99Ms.toFixed(2)} ms during`,
-    );
+    if (c.purge) await measurePurge(c, server, pids, pats, values, details);
   } finally {
     await server.stop();
   }
+  await measureInProcess(c, values, details);
+  return { values, details };
+}
 
+async function measurePurge(
+  c: SizeContext,
+  server: AppServer,
+  pids: number[],
+  pats: string,
+  values: Values,
+  details: Record<string, unknown>,
+) {
+  const paced = (seconds: number) =>
+    wrk({ url: `${server.url}/api/v1/me/`, seconds, serverPids: pids, tokensFile: pats, delayMs: PACED_DELAY_MS });
+  await paced(c.warmupSeconds);
+  const idle = await paced(c.seconds);
+  const purging = child('bench/scale/inproc.ts', [JSON.stringify({ mode: 'purge', delayMs: 300 })], c.env);
+  const during = await paced(c.seconds);
+  const [purge] = (await purging) as { rows: number; seconds: number; perSecond: number; cpuUsPerRow: number }[];
+  values.me_paced_p99_idle = idle.requests > 0 ? idle.p99Ms : null;
+  values.me_paced_p99_purge = during.requests > 0 ? during.p99Ms : null;
+  values.purge_rate = purge.perSecond;
+  if (c.env.DATABASE_URL?.startsWith('sqlite:')) values.purge_cpu = purge.cpuUsPerRow;
+  details.purge = { ...purge, windowSeconds: c.seconds, idle: summary(idle), during: summary(during) };
+  c.plan.log(
+    `${c.size}: purge ${purge.rows} rows in ${purge.seconds.toFixed(2)} s; /me paced p99 ${idle.p99Ms.toFixed(2)} ms idle, ${during.p99Ms.toFixed(2)} ms during`,
+  );
+}
+
+/** Deliveries with the seeded log behind them, and the suppression check: child processes of their own. */
+async function measureInProcess(c: SizeContext, values: Values, details: Record<string, unknown>) {
   // Deliveries with the seeded log behind them: one worker's rate, and event → first attempt.
   const hooksEnv = {
     ...c.env,
@@ -167,7 +195,14 @@ export async function measureSize(c: SizeContext): Promise<{ values: Values; det
   };
   const [engine] = await child(
     'bench/inproc/webhooks.ts',
-    [JSON.stringify({ ...base, mode: 'engine', concurrencies: [DELIVERY_CONCURRENCY] })],
+    [
+      JSON.stringify({
+        ...base,
+        mode: 'engine',
+        concurrencies: [DELIVERY_CONCURRENCY],
+        expectedRate: c.deliveryRate.highest,
+      }),
+    ],
     hooksEnv,
   );
   const [latency] = await child(
@@ -175,6 +210,7 @@ export async function measureSize(c: SizeContext): Promise<{ values: Values; det
     [JSON.stringify({ ...base, mode: 'latency', rates: [EVENT_RATE] })],
     hooksEnv,
   );
+  c.deliveryRate.highest = Math.max(c.deliveryRate.highest ?? 0, engine.rate as number);
   values.deliveries_rate = engine.rate as number;
   values.deliveries_cpu = engine.cpuUsPerDelivery as number;
   values.first_attempt_p99 = latency.p99Ms as number;
@@ -192,7 +228,6 @@ export async function measureSize(c: SizeContext): Promise<{ values: Values; det
   values.suppression_p99 = suppression.p99Ms as number;
   values.suppression_cpu = suppression.cpuUsPerCheck as number;
   details.suppression = suppression;
-  return { values, details };
 }
 
 function summary(r: WrkResult) {

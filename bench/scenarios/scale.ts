@@ -1,9 +1,10 @@
 // `npm run bench -- scale [--sizes 1k,10k,100k,1m] [--dialect sqlite|postgres]`: how each cost
-// grows with the data. At each size a fresh database is seeded in bulk (bench/scale/seed.ts:
-// `size` rows of every kind, the same measured fixtures at every size), its on-disk footprint
-// read, every figure measured (bench/scale/measure.ts), and the query plans of every measured path
-// recorded (bench/scale/plans.ts). Each figure is reported as a cost ratio to the smallest size's
-// figure: a table per dialect and an SVG plot (bench/scale/report.ts). docs/performance.md, "Scale".
+// grows with the data. First a database per size is seeded in bulk (bench/scale/seed.ts: `size`
+// rows of every kind, the same measured fixtures at every size), its on-disk footprint read and the
+// query plans of every measured path recorded (bench/scale/plans.ts). Then rounds visit the sizes in
+// turn, each round starting one size later, and measure every figure (bench/scale/measure.ts); a
+// figure at a size is its median over the rounds. Each is reported as a cost ratio to the smallest
+// size's figure: a table per dialect and an SVG plot (bench/scale/report.ts). docs/performance.md, "Scale".
 import fs from 'node:fs';
 import path from 'node:path';
 import { serviceEnv, startBare } from '../lib/app-server.ts';
@@ -13,7 +14,8 @@ import { postgresAvailable, startPostgres, startRedis, type PrivatePostgres } fr
 import { CLIENT_CPU, SERVER_CPU } from '../lib/wrk.ts';
 import type { Plan } from '../run.ts';
 import type { Fixtures } from '../scale/fixtures.ts';
-import { child, measureSize, type Values } from '../scale/measure.ts';
+import { median } from '../lib/stats.ts';
+import { child, measureSize, type DeepLinks, type Values } from '../scale/measure.ts';
 import { DEEP_CURSOR_PAGE, DEEP_MEMBER_PAGE } from '../scale/pages.ts';
 import { ratioSvg, ratioTable, scaleMetrics, sizeLabel, type Figure } from '../scale/report.ts';
 import { certificate } from './webhook-child.ts';
@@ -46,6 +48,9 @@ export function parseSizes(text: string): number[] {
     throw new Error('--sizes: distinct sizes of at least 1');
   return sizes.sort((a, b) => a - b);
 }
+
+/** Rounds of a full run (`--rounds` lowers it; `--quick` runs one). */
+const SCALE_ROUNDS = 3;
 
 const FIGURES: Omit<Figure, 'values'>[] = [
   { id: 'me_pat_rps', label: 'GET /api/v1/me/ (PAT) throughput', unit: 'req/s', kind: 'rate' },
@@ -115,9 +120,11 @@ export async function scaleScenario(
   const { sizes, dialect } = options;
   if (dialect === 'postgres' && !postgresAvailable())
     throw new Error('--dialect postgres: the PostgreSQL server binaries are not installed');
-  const seconds = plan.quick ? 1 : Math.min(plan.seconds, 3);
+  // Two-second windows: three rounds of them settle a figure better than one longer window.
+  const seconds = plan.quick ? 1 : Math.min(plan.seconds, 2);
   const warmupSeconds = 1;
   const started: Started[] = [];
+  const cleanups: (() => Promise<void>)[] = [];
   const values: Record<number, Values> = {};
   const perSize: ScaleResult['perSize'] = {};
   const plans: ScaleResult['plans'] = {};
@@ -141,58 +148,52 @@ export async function scaleScenario(
       servicePids.push(postgres.pid, redis.pid);
       serverEnv.REDIS_URL = redis.url;
     }
-    for (const size of sizes) {
-      const dir = path.join(plan.dir, `scale-${size}`);
-      fs.mkdirSync(dir);
-      const databaseUrl = postgres
-        ? await postgres.createDatabase(`scale_${size}`)
-        : `sqlite:${path.join(dir, 'scale.sqlite3')}`;
-      const env = serviceEnv(dir, databaseUrl, { BASE_URL: SCALE_BASE_URL, LOG_LEVEL: 'warn' });
-      plan.log(`== ${sizeLabel(size)} rows of each kind (${dialect}): seeding`);
-      const t0 = performance.now();
-      const fixturesFile = path.join(dir, 'fixtures.json');
-      await child('bench/scale/seed.ts', [String(size), fixturesFile], env);
-      const seedSeconds = (performance.now() - t0) / 1000;
-      const fixtures = JSON.parse(fs.readFileSync(fixturesFile, 'utf8')) as Fixtures;
-      const [footprint] = await child('bench/scale/inproc.ts', [JSON.stringify({ mode: 'sizes' })], env);
-      plan.log(
-        `${size}: seeded in ${seedSeconds.toFixed(0)} s; ${((footprint.databaseBytes as number) / 2 ** 20).toFixed(0)} MiB`,
-      );
-      const measured = await measureSize({
-        plan,
-        size,
-        dir,
-        env,
-        fixtures,
-        audit: (fixtures as { audit?: number }).audit !== 0,
-        servicePids,
-        serverEnv,
-        receiver: { url: receiver.url, pid: receiver.pid, caFile: tls.cert },
-        seconds,
-        warmupSeconds,
-      });
-      values[size] = {
-        ...measured.values,
-        deliveries_mb_per_million: (footprint.deliveriesBytesPerMillion as number) / 1e6,
-        audit_mb_per_million:
-          footprint.auditBytesPerMillion === null ? null : (footprint.auditBytesPerMillion as number) / 1e6,
-      };
-      const [planned] = await child('bench/scale/plans.ts', [fixturesFile], {
-        ...env,
-        SERVICE_WEBHOOKS_ENABLED: 'true',
-      });
-      plans[size] = planned;
-      const flagged = Object.entries(planned as Record<string, { flags: string[] }[]>).flatMap(([name, list]) =>
-        list.filter((p) => p.flags.length).map((p) => `${name}: ${p.flags.join('; ')}`),
-      );
-      plan.log(
-        `${size}: query plans: ${flagged.length ? `${flagged.length} flagged\n  ${flagged.join('\n  ')}` : 'no full scan or sort'}`,
-      );
-      perSize[size] = { seedSeconds, footprint, ...measured.details };
-      if (postgres) await dropDatabase(postgres, `scale_${size}`);
-      fs.rmSync(dir, { recursive: true, force: true });
+    // Every size is seeded first and kept, so that the rounds can visit the sizes in turn.
+    const seeded: Seeded[] = [];
+    // PostgreSQL's databases go with its data directory when it stops.
+    cleanups.push(async () => {
+      for (const { dir } of seeded) fs.rmSync(dir, { recursive: true, force: true });
+    });
+    for (const size of sizes) seeded.push(await seedSize(plan, size, postgres, perSize));
+    // Rounds: each visits every size, starting one size later than the round before, so that the
+    // machine's drift over the run does not fall on one size; a figure is its median over the rounds.
+    const rounds = plan.quick ? 1 : Math.min(plan.rounds, SCALE_ROUNDS);
+    const deliveryRate: { highest?: number } = {};
+    const measuredRounds: Record<number, Values[]> = Object.fromEntries(sizes.map((size) => [size, []]));
+    for (let round = 0; round < rounds; round++) {
+      for (let k = 0; k < seeded.length; k++) {
+        const visited = seeded[(k + round) % seeded.length];
+        const { size, dir, env, fixtures, deepLinks, footprint } = visited;
+        plan.log(`== round ${round + 1} of ${rounds}: ${sizeLabel(size)} rows of each kind (${dialect})`);
+        const measured = await measureSize({
+          plan,
+          size,
+          dir,
+          env,
+          fixtures,
+          audit: (fixtures as { audit?: number }).audit !== 0,
+          servicePids,
+          serverEnv,
+          receiver: { url: receiver.url, pid: receiver.pid, caFile: tls.cert },
+          seconds,
+          warmupSeconds,
+          purge: round === 0,
+          deepLinks,
+          deliveryRate,
+        });
+        measuredRounds[size].push({
+          ...measured.values,
+          deliveries_mb_per_million: (footprint.deliveriesBytesPerMillion as number) / 1e6,
+          audit_mb_per_million:
+            footprint.auditBytesPerMillion === null ? null : (footprint.auditBytesPerMillion as number) / 1e6,
+        });
+        ((perSize[size].rounds ??= []) as unknown[]).push(measured.details);
+        if (round === 0) await planSize(plan, visited, plans);
+      }
     }
+    for (const size of sizes) values[size] = medianValues(measuredRounds[size]);
   } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup();
     for (const s of started.reverse()) await s.stop();
   }
   const figures: Figure[] = FIGURES.map((figure) => ({
@@ -216,13 +217,73 @@ export async function scaleScenario(
   return scaleMetrics(figures, sizes, dialect);
 }
 
+/** A seeded size, kept for the rounds. */
+interface Seeded {
+  size: number;
+  dir: string;
+  env: NodeJS.ProcessEnv;
+  fixtures: Fixtures;
+  fixturesFile: string;
+  footprint: Record<string, unknown>;
+  deepLinks: DeepLinks;
+}
+
+/** Seeds one size's database and reads its footprint. */
+async function seedSize(
+  plan: Plan,
+  size: number,
+  postgres: PrivatePostgres | null,
+  perSize: ScaleResult['perSize'],
+): Promise<Seeded> {
+  const dir = path.join(plan.dir, `scale-${size}`);
+  fs.mkdirSync(dir);
+  const databaseUrl = postgres
+    ? await postgres.createDatabase(`scale_${size}`)
+    : `sqlite:${path.join(dir, 'scale.sqlite3')}`;
+  const env = serviceEnv(dir, databaseUrl, { BASE_URL: SCALE_BASE_URL, LOG_LEVEL: 'warn' });
+  plan.log(`== ${sizeLabel(size)} rows of each kind (${postgres ? 'postgres' : 'sqlite'}): seeding`);
+  const t0 = performance.now();
+  const fixturesFile = path.join(dir, 'fixtures.json');
+  await child('bench/scale/seed.ts', [String(size), fixturesFile], env);
+  const seedSeconds = (performance.now() - t0) / 1000;
+  const [footprint] = await child('bench/scale/inproc.ts', [JSON.stringify({ mode: 'sizes' })], env);
+  plan.log(
+    `${size}: seeded in ${seedSeconds.toFixed(0)} s; ${((footprint.databaseBytes as number) / 2 ** 20).toFixed(0)} MiB`,
+  );
+  perSize[size] = { seedSeconds, footprint };
+  return {
+    size,
+    dir,
+    env,
+    fixtures: JSON.parse(fs.readFileSync(fixturesFile, 'utf8')) as Fixtures,
+    fixturesFile,
+    footprint,
+    deepLinks: {},
+  };
+}
+
+/** The query plans of every measured path. After the size's first round: its purges delete the expired rows. */
+async function planSize(plan: Plan, { size, env, fixturesFile }: Seeded, plans: ScaleResult['plans']): Promise<void> {
+  const [planned] = await child('bench/scale/plans.ts', [fixturesFile], { ...env, SERVICE_WEBHOOKS_ENABLED: 'true' });
+  plans[size] = planned;
+  const flagged = Object.entries(planned as Record<string, { flags: string[] }[]>).flatMap(([name, list]) =>
+    list.filter((p) => p.flags.length).map((p) => `${name}: ${p.flags.join('; ')}`),
+  );
+  plan.log(
+    `${size}: query plans: ${flagged.length ? `${flagged.length} flagged\n  ${flagged.join('\n  ')}` : 'no full scan or sort'}`,
+  );
+}
+
+/** Each figure's median over the rounds that measured it (null when none did). */
+function medianValues(rounds: Values[]): Values {
+  const ids = new Set(rounds.flatMap((round) => Object.keys(round)));
+  return Object.fromEntries(
+    [...ids].map((id) => [
+      id,
+      median(rounds.map((round) => round[id]).filter((v): v is number => typeof v === 'number')),
+    ]),
+  );
+}
+
 /** BASE_URL of the seed and the server alike: OAuth access tokens are bound to it (their audience). */
 const SCALE_BASE_URL = 'http://127.0.0.1';
-
-async function dropDatabase(postgres: PrivatePostgres, name: string) {
-  const pg = (await import('pg')).default;
-  const client = new pg.Client({ connectionString: `${postgres.url}/postgres` });
-  await client.connect();
-  await client.query(`drop database if exists ${name} with (force)`);
-  await client.end();
-}
