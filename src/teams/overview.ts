@@ -1,7 +1,8 @@
 // What the dashboard lists about a user's teams: each active team with the user's role and its
-// member count, in one query (the count is a correlated subquery on the memberships' team index).
+// member count, in one query (the role and the count are correlated subqueries on the memberships'
+// keys; the teams are read by theirs, team-reads.ts says why).
 import type { Db } from '../db/connection.ts';
-import { userTeamKeys } from './team-reads.ts';
+import { roleIn, userTeams } from './team-reads.ts';
 import type { Role } from './teams.ts';
 
 export interface TeamOverview {
@@ -14,10 +15,9 @@ export interface TeamOverview {
 
 /** The user's active teams by name, at most `limit` of them. */
 export async function teamsOverview(db: Db, userId: number, limit = 200): Promise<TeamOverview[]> {
-  const rows = await db.kysely
-    .selectFrom('teams as t')
-    .innerJoin('memberships as m', 'm.team_id', 't.id')
-    .select(['t.id', 't.name', 't.slug', 'm.role'])
+  const rows = await userTeams(db.kysely, db.dialect, userId)
+    .select(['t.id', 't.name', 't.slug'])
+    .select(roleIn(userId))
     .select((eb) =>
       eb
         .selectFrom('memberships as all_members')
@@ -25,12 +25,9 @@ export async function teamsOverview(db: Db, userId: number, limit = 200): Promis
         .whereRef('all_members.team_id', '=', 't.id')
         .as('member_count'),
     )
-    .where('m.user_id', '=', userId)
-    .where('t.is_active', '=', 1)
-    .$if(db.dialect === 'postgres', (q) => q.where(userTeamKeys(userId)))
     .orderBy('t.name')
     .orderBy('t.id')
     .limit(limit)
     .execute();
-  return rows.map((row) => ({ ...row, member_count: Number(row.member_count ?? 0) }));
+  return rows.map((row) => ({ ...row, role: row.role!, member_count: Number(row.member_count ?? 0) }));
 }

@@ -1,31 +1,43 @@
 // Reads of teams and memberships: who belongs where, and the team and member lists. Re-exported by
 // teams.ts, the folder's service module.
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
 import type { DialectName } from '../db/connection.ts';
-import type { Executor } from '../db/schema.ts';
+import type { Database, Executor } from '../db/schema.ts';
 import { isUuid } from '../util/uuid.ts';
 
 /**
- * PostgreSQL: `t` restricted to the keys of the user's teams, an array computed once. Joined to the
- * memberships alone, the planner hashes the whole teams table whenever that looks cheaper than one key
- * probe per membership (for a user in 200 teams, up to some 50,000 teams in all), and one user's list
- * would cost in proportion to every tenant's teams. It cannot price an array it has not computed yet,
- * so it probes the key. SQLite's planner probes the key anyway.
+ * The active teams a user belongs to, as `t`, read by their keys. Joined to the memberships instead,
+ * PostgreSQL's planner chooses by its statistics: from a few hundred teams to some 50,000 in all it
+ * hashes the whole teams table (cheaper, by its prices, than one key probe per membership), so one
+ * user's list would cost in proportion to every tenant's teams; at a million, it expected the user to
+ * be in one team. On PostgreSQL the keys are an array computed once, which the planner cannot price
+ * before it has it, so it probes the key for each; SQLite's planner probes the key for `in (…)` anyway.
+ * A team's row is read once, and the user's role in it by its own key (`roleIn`).
  */
-export const userTeamKeys = (userId: number) =>
-  sql<boolean>`"t"."id" = any(array(select "team_id" from "memberships" where "user_id" = ${userId}))`;
+export function userTeams(db: Executor, dialect: DialectName, userId: number) {
+  return db
+    .selectFrom('teams as t')
+    .where('t.is_active', '=', 1)
+    .where((eb) => {
+      const keys = eb.selectFrom('memberships').select('team_id').where('user_id', '=', userId);
+      return dialect === 'postgres' ? sql<boolean>`"t"."id" = any(array(${keys}))` : eb('t.id', 'in', keys);
+    });
+}
+
+/** The user's role in team `t` of `userTeams` (a select of it). */
+export function roleIn(userId: number) {
+  return (eb: ExpressionBuilder<Database & { t: Database['teams'] }, 't'>) =>
+    eb
+      .selectFrom('memberships as m')
+      .select('m.role')
+      .whereRef('m.team_id', '=', 't.id')
+      .where('m.user_id', '=', userId)
+      .as('role');
+}
 
 /** Ids of the active teams a user belongs to (user-level events go to each of them). */
 export async function activeTeamIdsOfUser(db: Executor, dialect: DialectName, userId: number): Promise<string[]> {
-  const rows = await db
-    .selectFrom('memberships as m')
-    .innerJoin('teams as t', 't.id', 'm.team_id')
-    .select('t.id')
-    .where('m.user_id', '=', userId)
-    .where('t.is_active', '=', 1)
-    .$if(dialect === 'postgres', (q) => q.where(userTeamKeys(userId)))
-    .orderBy('t.id')
-    .execute();
+  const rows = await userTeams(db, dialect, userId).select('t.id').orderBy('t.id').execute();
   return rows.map((row) => row.id);
 }
 
@@ -49,16 +61,12 @@ export async function listTeamsOfUser(
   limit: number,
   offset: number,
 ) {
-  const base = db
-    .selectFrom('teams as t')
-    .innerJoin('memberships as m', 'm.team_id', 't.id')
-    .where('m.user_id', '=', userId)
-    .where('t.is_active', '=', 1)
-    .$if(dialect === 'postgres', (q) => q.where(userTeamKeys(userId)));
+  const base = userTeams(db, dialect, userId);
   const [{ count }, rows] = await Promise.all([
     base.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
     base
-      .select(['t.id', 't.name', 't.slug', 'm.role'])
+      .select(['t.id', 't.name', 't.slug'])
+      .select(roleIn(userId))
       .orderBy('t.name')
       .orderBy('t.id')
       .limit(limit)
