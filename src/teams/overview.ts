@@ -1,6 +1,6 @@
 // What the dashboard lists about a user's teams: each active team with the user's role and its
-// member count, in one query (the role and the count are correlated subqueries on the memberships'
-// keys; the teams are read by theirs, team-reads.ts says why).
+// member count, in one query (the count is a correlated subquery on the memberships' team index; how
+// the teams and the role are read: team-reads.ts, userTeams).
 import type { Db } from '../db/connection.ts';
 import { roleIn, userTeams } from './team-reads.ts';
 import type { Role } from './teams.ts';
@@ -17,7 +17,7 @@ export interface TeamOverview {
 export async function teamsOverview(db: Db, userId: number, limit = 200): Promise<TeamOverview[]> {
   const rows = await userTeams(db.kysely, db.dialect, userId)
     .select(['t.id', 't.name', 't.slug'])
-    .select(roleIn(userId))
+    .select(roleIn(db.dialect, userId))
     .select((eb) =>
       eb
         .selectFrom('memberships as all_members')
@@ -29,5 +29,5 @@ export async function teamsOverview(db: Db, userId: number, limit = 200): Promis
     .orderBy('t.id')
     .limit(limit)
     .execute();
-  return rows.map((row) => ({ ...row, role: row.role!, member_count: Number(row.member_count ?? 0) }));
+  return rows.map((row) => ({ ...row, member_count: Number(row.member_count ?? 0) }));
 }

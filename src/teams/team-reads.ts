@@ -1,38 +1,51 @@
 // Reads of teams and memberships: who belongs where, and the team and member lists. Re-exported by
 // teams.ts, the folder's service module.
-import { sql, type ExpressionBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { DialectName } from '../db/connection.ts';
-import type { Database, Executor } from '../db/schema.ts';
+import type { Executor } from '../db/schema.ts';
+import type { MembershipsTable } from '../db/tables/teams.ts';
 import { isUuid } from '../util/uuid.ts';
 
+const activeTeams = (db: Executor) => db.selectFrom('teams as t').where('t.is_active', '=', 1);
+
 /**
- * The active teams a user belongs to, as `t`, read by their keys. Joined to the memberships instead,
- * PostgreSQL's planner chooses by its statistics: from a few hundred teams to some 50,000 in all it
- * hashes the whole teams table (cheaper, by its prices, than one key probe per membership), so one
- * user's list would cost in proportion to every tenant's teams; at a million, it expected the user to
- * be in one team. On PostgreSQL the keys are an array computed once, which the planner cannot price
- * before it has it, so it probes the key for each; SQLite's planner probes the key for `in (…)` anyway.
- * A team's row is read once, and the user's role in it by its own key (`roleIn`).
+ * The active teams a user belongs to, as `t`; `roleIn` selects the user's role in each.
+ *
+ * PostgreSQL reads them from their own table by key: `t.id = any(array(…))` of the user's memberships,
+ * computed once, with nothing joined. Joined to the memberships, its planner chooses by statistics:
+ * from a few hundred teams to some 50,000 in all it hashes the whole teams table (by its prices cheaper
+ * than one key probe per membership), so one user's list costs in proportion to every tenant's teams;
+ * and with the array added to the join, at a million teams, where the statistics expect a user in one
+ * team, it repeated the array's probes once per membership. An array it has not computed yet it cannot
+ * price, so it probes the key once per element.
+ *
+ * SQLite keeps the join: without statistics its planner always walks the user's memberships and probes
+ * each team's key, and the membership row it reads carries the role.
  */
-export function userTeams(db: Executor, dialect: DialectName, userId: number) {
-  return db
-    .selectFrom('teams as t')
-    .where('t.is_active', '=', 1)
-    .where((eb) => {
-      const keys = eb.selectFrom('memberships').select('team_id').where('user_id', '=', userId);
-      return dialect === 'postgres' ? sql<boolean>`"t"."id" = any(array(${keys}))` : eb('t.id', 'in', keys);
-    });
+export function userTeams(db: Executor, dialect: DialectName, userId: number): ReturnType<typeof activeTeams> {
+  if (dialect === 'postgres')
+    return activeTeams(db).where(
+      (eb) =>
+        sql<boolean>`"t"."id" = any(array(${eb.selectFrom('memberships').select('team_id').where('user_id', '=', userId)}))`,
+    );
+  // `m` is read only through roleIn(), hence the narrower type.
+  return activeTeams(db)
+    .innerJoin('memberships as m', 'm.team_id', 't.id')
+    .where('m.user_id', '=', userId) as unknown as ReturnType<typeof activeTeams>;
 }
 
-/** The user's role in team `t` of `userTeams` (a select of it). */
-export function roleIn(userId: number) {
-  return (eb: ExpressionBuilder<Database & { t: Database['teams'] }, 't'>) =>
-    eb
-      .selectFrom('memberships as m')
-      .select('m.role')
-      .whereRef('m.team_id', '=', 't.id')
-      .where('m.user_id', '=', userId)
-      .as('role');
+/**
+ * The user's role in team `t` of `userTeams`. PostgreSQL: by its own key, which the planner evaluates
+ * only for the rows a page keeps (after the sort and the limit).
+ */
+export function roleIn(dialect: DialectName, userId: number) {
+  return (
+    dialect === 'postgres'
+      ? sql<
+          MembershipsTable['role']
+        >`(select "m"."role" from "memberships" as "m" where "m"."team_id" = "t"."id" and "m"."user_id" = ${userId})`
+      : sql<MembershipsTable['role']>`"m"."role"`
+  ).as('role');
 }
 
 /** Ids of the active teams a user belongs to (user-level events go to each of them). */
@@ -66,7 +79,7 @@ export async function listTeamsOfUser(
     base.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
     base
       .select(['t.id', 't.name', 't.slug'])
-      .select(roleIn(userId))
+      .select(roleIn(dialect, userId))
       .orderBy('t.name')
       .orderBy('t.id')
       .limit(limit)

@@ -308,9 +308,9 @@ describe('query plans of reads and purges that must not grow with the tables', (
       const text = plan.plan.join('\n');
       assert.ok(!plan.flags.some((flag) => teamsScan.test(flag)), `${plan.sql}\nreads no whole teams table:\n${text}`);
       assert.match(text, postgres ? /teams_pkey/ : /SEARCH t USING INDEX/, `${plan.sql}\nprobes the key:\n${text}`);
-      // Not joined to the memberships: a join lets PostgreSQL repeat the key array's probes once per
-      // membership when its statistics expect the user in one team (as at a million teams).
-      assert.doesNotMatch(plan.sql, / join /, plan.sql);
+      // PostgreSQL: not joined to the memberships, where the planner could repeat the key array's probes
+      // once per membership when its statistics expect the user in one team (as at a million teams).
+      if (postgres) assert.doesNotMatch(plan.sql, / join /, plan.sql);
     }
   });
 
