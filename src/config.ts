@@ -36,8 +36,6 @@ export interface Config {
   databaseUrl: string;
   /** How long a SQLite write waits for the write lock while no other process commits (SERVICE_SQLITE_BUSY_TIMEOUT_MS). */
   sqliteBusyTimeoutMs: number;
-  /** SQLite's page cache of the process's connection, in MiB (SERVICE_SQLITE_CACHE_MIB). */
-  sqliteCacheMib: number;
   /** null until resolved by ensureSecrets() in development/test; always set in production. */
   secretKey: string | null;
   logLevel: string;
@@ -158,8 +156,6 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: readDatabaseUrl(env, dataDir),
     // At most a minute: a request may wait up to six times this while other processes commit.
     sqliteBusyTimeoutMs: readInt(env, 'SERVICE_SQLITE_BUSY_TIMEOUT_MS', 5000, 1, 60_000),
-    // 64: db/connection.ts, DEFAULT_SQLITE_CACHE_MIB, says why.
-    sqliteCacheMib: readInt(env, 'SERVICE_SQLITE_CACHE_MIB', 64, 2, 65_536),
     secretKey: readSecretKey(env, nodeEnv),
     logLevel: readLogLevel(env, nodeEnv),
     bodyLimitBytes: readInt(env, 'SERVICE_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),

@@ -23,10 +23,7 @@ import { webhookFanOut } from './webhooks/fan-out.ts';
 export function createContext(config: Config): AppContext {
   fs.mkdirSync(config.dataDir, { recursive: true });
   const resolved: Config = { ...config, secretKey: ensureSecretKey(config) };
-  const db = openDb(resolved.databaseUrl, {
-    sqliteBusyTimeoutMs: resolved.sqliteBusyTimeoutMs,
-    sqliteCacheMib: resolved.sqliteCacheMib,
-  });
+  const db = openDb(resolved.databaseUrl, { sqliteBusyTimeoutMs: resolved.sqliteBusyTimeoutMs });
   const clientAddresses = new ClientAddresses(resolved.trustedProxies);
   const wake = new EventEmitter().setMaxListeners(0);
   const ctx: AppContext = {

@@ -97,8 +97,6 @@ describe('loadConfig', () => {
     ['LOG_LEVEL', 'loud'],
     ['SERVICE_BODY_LIMIT_BYTES', '10'],
     ['SERVICE_BODY_LIMIT_BYTES', 'lots'],
-    ['SERVICE_SQLITE_CACHE_MIB', '1'],
-    ['SERVICE_SQLITE_CACHE_MIB', 'big'],
     ['SERVICE_API_DOCS_PUBLIC', 'maybe'],
     ['SERVICE_EXTRA_SCOPES', 'Bad Scope!'],
     ['SERVICE_PAT_EMPTY_SCOPES_FULL_ACCESS', '2'],

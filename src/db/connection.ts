@@ -57,27 +57,12 @@ export function isSqliteUrl(url: string): boolean {
 /** SERVICE_SQLITE_BUSY_TIMEOUT_MS's default: how long a SQLite statement waits for another process's lock. */
 export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5000;
 
-/**
- * SERVICE_SQLITE_CACHE_MIB's default. SQLite's own default is 2 MiB, fewer pages than one team list
- * of a user in 200 teams reads from a large file: the pages then cycle through the cache and every
- * request reads them from the kernel again (docs/performance.md, Scale). The cache fills as pages are
- * read; it is memory the process uses under load, not at start.
- */
-export const DEFAULT_SQLITE_CACHE_MIB = 64;
-
-export function openDb(
-  databaseUrl: string,
-  options: { poolSize?: number; sqliteBusyTimeoutMs?: number; sqliteCacheMib?: number } = {},
-): Db {
+export function openDb(databaseUrl: string, options: { poolSize?: number; sqliteBusyTimeoutMs?: number } = {}): Db {
   if (isSqliteUrl(databaseUrl)) {
     const location = databaseUrl.slice('sqlite:'.length);
     if (location !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(location)), { recursive: true });
     const timeoutMs = options.sqliteBusyTimeoutMs ?? DEFAULT_SQLITE_BUSY_TIMEOUT_MS;
-    const database = openNodeSqlite(location, {
-      busyTimeoutMs: timeoutMs,
-      lockPollMs: LOCK_POLL_MS,
-      cacheMib: options.sqliteCacheMib ?? DEFAULT_SQLITE_CACHE_MIB,
-    });
+    const database = openNodeSqlite(location, timeoutMs, LOCK_POLL_MS);
     // Transactions begin IMMEDIATE and writers wait for each other, so that several processes can
     // write to the file (sqlite-dialect.ts).
     const dialect = new ImmediateSqliteDialect({ database }, { timeoutMs, dataVersion: database.dataVersion });

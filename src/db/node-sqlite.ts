@@ -47,12 +47,12 @@ class CachedStatement implements SqliteStatement {
  */
 export function openNodeSqlite(
   location: string,
-  { busyTimeoutMs, lockPollMs, cacheMib }: { busyTimeoutMs: number; lockPollMs: number; cacheMib: number },
+  busyTimeoutMs: number,
+  lockPollMs: number,
 ): SqliteDatabase & { dataVersion(): number; released(): Promise<void> } {
   const database = new DatabaseSync(location, { enableForeignKeyConstraints: true, timeout: busyTimeoutMs });
-  // cache_size: a negative value is in KiB.
   database.exec(
-    `PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${Math.min(lockPollMs, busyTimeoutMs)}; PRAGMA cache_size = -${Math.trunc(cacheMib) * 1024};`,
+    `PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${Math.min(lockPollMs, busyTimeoutMs)};`,
   );
   const cache = new Map<string, CachedStatement>();
   const dataVersion = database.prepare('PRAGMA data_version');

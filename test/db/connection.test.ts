@@ -6,8 +6,6 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { createUser } from '../../src/accounts/users.ts';
 import { ConflictError } from '../../src/util/domain-errors.ts';
-import { loadConfig } from '../../src/config.ts';
-import { createContext } from '../../src/context.ts';
 import { openDb } from '../../src/db/connection.ts';
 import { LOCK_POLL_MS } from '../../src/db/sqlite-dialect.ts';
 import { startApp, TEST_PASSWORD, type TestApp } from '../support/app.ts';
@@ -28,26 +26,10 @@ describe('SQLite connection', () => {
       // SQLite waits for another process's lock in steps of this length; the dialect keeps waiting
       // while others commit, up to SERVICE_SQLITE_BUSY_TIMEOUT_MS without progress (sqlite-busy.test.ts).
       assert.equal(await pragma('busy_timeout'), LOCK_POLL_MS);
-      // A page cache of SERVICE_SQLITE_CACHE_MIB (64 MiB by default; negative: in KiB), not SQLite's 2 MiB.
-      assert.equal(await pragma('cache_size'), -64 * 1024);
       assert.ok(fs.existsSync(file));
       assert.equal(db.dialect, 'sqlite');
     } finally {
       await db.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
-  it("SERVICE_SQLITE_CACHE_MIB sizes the page cache of the service's connection", async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-conn-'));
-    const ctx = createContext(
-      loadConfig({ DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite3')}`, SERVICE_SQLITE_CACHE_MIB: '8' }),
-    );
-    try {
-      const { rows } = await sql<{ cache_size: number }>`pragma cache_size`.execute(ctx.db.kysely);
-      assert.equal(rows[0].cache_size, -8 * 1024);
-    } finally {
-      await ctx.db.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
