@@ -35,6 +35,11 @@ export interface SizeContext {
   deepLinks: DeepLinks;
   /** The highest deliveries/s the run has measured so far (it sizes the next measurement's queue). */
   deliveryRate: { highest?: number };
+  /**
+   * The size's server: started and warmed by its first visit, then kept by the caller for the later
+   * rounds (which measure a warm server without windows of warm-up) and stopped at the end of the run.
+   */
+  served: { server?: AppServer };
 }
 
 export interface DeepLinks {
@@ -80,7 +85,7 @@ async function getJson(url: string, token: string): Promise<Record<string, unkno
   return JSON.parse(body);
 }
 
-/** The HTTP figures, the purge under load, with the server running; then the in-process ones. */
+/** The HTTP figures and the purge under load, served by the size's server; then the in-process ones. */
 export async function measureSize(c: SizeContext): Promise<{ values: Values; details: Record<string, unknown> }> {
   const values: Values = {};
   const details: Record<string, unknown> = {};
@@ -88,66 +93,63 @@ export async function measureSize(c: SizeContext): Promise<{ values: Values; det
   const oauth = path.join(c.dir, 'oauth.txt');
   fs.writeFileSync(pats, c.fixtures.pats.join('\n') + '\n');
   fs.writeFileSync(oauth, c.fixtures.oauth.join('\n') + '\n');
-  const server: AppServer = await startAppServer({
+  const fresh = c.served.server === undefined;
+  const server = (c.served.server ??= await startAppServer({
     name: `scale-${c.size}`,
     dataDir: c.dir,
     databaseUrl: String(c.env.DATABASE_URL),
     cpu: SERVER_CPU,
     env: c.serverEnv,
-  });
-  try {
-    const pids = [server.pid, ...c.servicePids];
-    const members = `/api/v1/teams/${c.fixtures.bigTeamId}/members/`;
-    const log = `/api/v1/teams/${c.fixtures.hooksTeamId}/webhooks/${c.fixtures.subscriptionId}/logs/`;
-    const audit = `/api/v1/teams/${c.fixtures.hooksTeamId}/audit-log/`;
-    // The 1,000th page of each log: its cursor, from following the next links.
-    const deep = async (first: string) => {
-      let link = first;
-      for (let page = 1; page < DEEP_CURSOR_PAGE; page++)
-        link = pathOf((await getJson(server.url + link, c.fixtures.caller)).next as string);
-      return link;
-    };
-    c.deepLinks.log ??= await deep(log);
-    if (c.deepLinks.audit === undefined) c.deepLinks.audit = c.audit ? await deep(audit) : null;
-    const { log: deepLog, audit: deepAudit } = c.deepLinks;
-    const caller = { headers: { Authorization: `Bearer ${c.fixtures.caller}` } };
-    type Target = [id: string, path: string, auth: { tokensFile: string } | { headers: Record<string, string> }];
-    const targets: Target[] = [
-      ['me_pat', '/api/v1/me/', { tokensFile: pats }],
-      ['me_oauth', '/api/v1/me/', { tokensFile: oauth }],
-      ['teams', '/api/v1/teams/', caller],
-      ['members_first', members, caller],
-      ['members_deep', `${members}?page=${DEEP_MEMBER_PAGE}`, caller],
-      ['log_first', log, caller],
-      ['log_deep', deepLog, caller],
-      ...(deepAudit ? [['audit_first', audit, caller] as Target, ['audit_deep', deepAudit, caller] as Target] : []),
-    ];
-    for (const [id, target, auth] of targets) {
-      const token =
-        'tokensFile' in auth
-          ? fs.readFileSync(auth.tokensFile, 'utf8').split('\n', 1)[0]
-          : auth.headers.Authorization.slice(7);
-      await getJson(server.url + target, token); // preflight: 200, or the run stops here
-      const run = (seconds: number, delayMs = 0) =>
-        wrk({ url: server.url + target, seconds, serverPids: pids, delayMs, ...auth });
-      await run(c.warmupSeconds);
-      const result = await run(c.seconds);
-      // A window in which no request completed (the server starved by other load) measures nothing.
-      const answered = result.requests > 0;
-      values[`${id}_rps`] = answered ? result.rps : null;
-      values[`${id}_p99`] = answered ? result.p99Ms : null;
-      values[`${id}_cpu`] = answered ? result.cpuUsPerRequest : null;
-      details[id] = summary(result);
-      c.plan.log(
-        `${c.size}: ${id} ${Math.round(result.rps)}/s p99 ${result.p99Ms.toFixed(2)} ms, ${result.cpuUsPerRequest.toFixed(0)} µs CPU/request`,
-      );
-    }
-
-    // The purge of the expired rows while /me (PAT) is served at ~10k req/s: p99 then and idle.
-    if (c.purge) await measurePurge(c, server, pids, pats, values, details);
-  } finally {
-    await server.stop();
+  }));
+  const pids = [server.pid, ...c.servicePids];
+  const members = `/api/v1/teams/${c.fixtures.bigTeamId}/members/`;
+  const log = `/api/v1/teams/${c.fixtures.hooksTeamId}/webhooks/${c.fixtures.subscriptionId}/logs/`;
+  const audit = `/api/v1/teams/${c.fixtures.hooksTeamId}/audit-log/`;
+  // The 1,000th page of each log: its cursor, from following the next links.
+  const deep = async (first: string) => {
+    let link = first;
+    for (let page = 1; page < DEEP_CURSOR_PAGE; page++)
+      link = pathOf((await getJson(server.url + link, c.fixtures.caller)).next as string);
+    return link;
+  };
+  c.deepLinks.log ??= await deep(log);
+  if (c.deepLinks.audit === undefined) c.deepLinks.audit = c.audit ? await deep(audit) : null;
+  const { log: deepLog, audit: deepAudit } = c.deepLinks;
+  const caller = { headers: { Authorization: `Bearer ${c.fixtures.caller}` } };
+  type Target = [id: string, path: string, auth: { tokensFile: string } | { headers: Record<string, string> }];
+  const targets: Target[] = [
+    ['me_pat', '/api/v1/me/', { tokensFile: pats }],
+    ['me_oauth', '/api/v1/me/', { tokensFile: oauth }],
+    ['teams', '/api/v1/teams/', caller],
+    ['members_first', members, caller],
+    ['members_deep', `${members}?page=${DEEP_MEMBER_PAGE}`, caller],
+    ['log_first', log, caller],
+    ['log_deep', deepLog, caller],
+    ...(deepAudit ? [['audit_first', audit, caller] as Target, ['audit_deep', deepAudit, caller] as Target] : []),
+  ];
+  for (const [id, target, auth] of targets) {
+    const token =
+      'tokensFile' in auth
+        ? fs.readFileSync(auth.tokensFile, 'utf8').split('\n', 1)[0]
+        : auth.headers.Authorization.slice(7);
+    await getJson(server.url + target, token); // preflight: 200, or the run stops here
+    const run = (seconds: number, delayMs = 0) =>
+      wrk({ url: server.url + target, seconds, serverPids: pids, delayMs, ...auth });
+    if (fresh) await run(c.warmupSeconds);
+    const result = await run(c.seconds);
+    // A window in which no request completed (the server starved by other load) measures nothing.
+    const answered = result.requests > 0;
+    values[`${id}_rps`] = answered ? result.rps : null;
+    values[`${id}_p99`] = answered ? result.p99Ms : null;
+    values[`${id}_cpu`] = answered ? result.cpuUsPerRequest : null;
+    details[id] = summary(result);
+    c.plan.log(
+      `${c.size}: ${id} ${Math.round(result.rps)}/s p99 ${result.p99Ms.toFixed(2)} ms, ${result.cpuUsPerRequest.toFixed(0)} µs CPU/request`,
+    );
   }
+
+  // The purge of the expired rows while /me (PAT) is served at ~10k req/s: p99 then and idle.
+  if (c.purge) await measurePurge(c, server, pids, pats, values, details);
   await measureInProcess(c, values, details);
   return { values, details };
 }

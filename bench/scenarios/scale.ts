@@ -2,8 +2,9 @@
 // grows with the data. First a database per size is seeded in bulk (bench/scale/seed.ts: `size`
 // rows of every kind, the same measured fixtures at every size), its on-disk footprint read and the
 // query plans of every measured path recorded (bench/scale/plans.ts). Then rounds visit the sizes in
-// turn, each round starting one size later, and measure every figure (bench/scale/measure.ts); a
-// figure at a size is its median over the rounds. Each is reported as a cost ratio to the smallest
+// turn, each round starting one size later, and measure every figure (bench/scale/measure.ts), each
+// size served by one server from its first visit (which warms it up) to the end; a figure at a size
+// is its median over the rounds. Each is reported as a cost ratio to the smallest
 // size's figure: a table per dialect and an SVG plot (bench/scale/report.ts). docs/performance.md, "Scale".
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,7 +16,7 @@ import { CLIENT_CPU, SERVER_CPU } from '../lib/wrk.ts';
 import type { Plan } from '../run.ts';
 import type { Fixtures } from '../scale/fixtures.ts';
 import { median } from '../lib/stats.ts';
-import { child, measureSize, type DeepLinks, type Values } from '../scale/measure.ts';
+import { child, measureSize, type DeepLinks, type SizeContext, type Values } from '../scale/measure.ts';
 import { DEEP_CURSOR_PAGE, DEEP_MEMBER_PAGE } from '../scale/pages.ts';
 import { ratioSvg, ratioTable, scaleMetrics, sizeLabel, type Figure } from '../scale/report.ts';
 import { certificate } from './webhook-child.ts';
@@ -155,6 +156,10 @@ export async function scaleScenario(
       for (const { dir } of seeded) fs.rmSync(dir, { recursive: true, force: true });
     });
     for (const size of sizes) seeded.push(await seedSize(plan, size, postgres, perSize));
+    // Each size's server, kept from its first visit to the end: before the databases go.
+    cleanups.push(async () => {
+      for (const { served } of seeded) await served.server?.stop();
+    });
     // Rounds: each visits every size, starting one size later than the round before, so that the
     // machine's drift over the run does not fall on one size; a figure is its median over the rounds.
     const rounds = plan.quick ? 1 : Math.min(plan.rounds, SCALE_ROUNDS);
@@ -163,7 +168,7 @@ export async function scaleScenario(
     for (let round = 0; round < rounds; round++) {
       for (let k = 0; k < seeded.length; k++) {
         const visited = seeded[(k + round) % seeded.length];
-        const { size, dir, env, fixtures, deepLinks, footprint } = visited;
+        const { size, dir, env, fixtures, deepLinks, footprint, served } = visited;
         plan.log(`== round ${round + 1} of ${rounds}: ${sizeLabel(size)} rows of each kind (${dialect})`);
         const measured = await measureSize({
           plan,
@@ -180,6 +185,7 @@ export async function scaleScenario(
           purge: round === 0,
           deepLinks,
           deliveryRate,
+          served,
         });
         measuredRounds[size].push({
           ...measured.values,
@@ -226,6 +232,7 @@ interface Seeded {
   fixturesFile: string;
   footprint: Record<string, unknown>;
   deepLinks: DeepLinks;
+  served: SizeContext['served'];
 }
 
 /** Seeds one size's database and reads its footprint. */
@@ -259,6 +266,7 @@ async function seedSize(
     fixturesFile,
     footprint,
     deepLinks: {},
+    served: {},
   };
 }
 
