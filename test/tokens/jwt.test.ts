@@ -139,9 +139,12 @@ describe('JWT issuance and use', () => {
     assert.equal((await issue({ email: user.email, password: TEST_PASSWORD, mfa_code: codes[0] })).statusCode, 401);
     // The enrolment code's step is spent; the next step's code works once.
     assert.equal((await issue({ email: user.email, password: TEST_PASSWORD, mfa_code: enrolCode })).statusCode, 401);
-    const ok = await issue({ email: user.email, password: TEST_PASSWORD, mfa_code: codeFor(secret, 1) });
+    // One code, computed once: computed twice, a 30 s step boundary between the two would make the
+    // second a different (unused) code, not a replay.
+    const next = codeFor(secret, 1);
+    const ok = await issue({ email: user.email, password: TEST_PASSWORD, mfa_code: next });
     assert.equal(ok.statusCode, 200);
-    const replay = await issue({ email: user.email, password: TEST_PASSWORD, mfa_code: codeFor(secret, 1) });
+    const replay = await issue({ email: user.email, password: TEST_PASSWORD, mfa_code: next });
     assert.equal(replay.statusCode, 401);
     assert.match(replay.json().detail, /already used/);
   });
