@@ -166,6 +166,15 @@ async function countRows(ctx: AppContext, statuses: string[]): Promise<number> {
   return Number(row.n);
 }
 
+/** Waits until no delivery is pending (a worker is running). */
+async function drained(ctx: AppContext, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let pending = await countRows(ctx, ['pending']); pending > 0; pending = await countRows(ctx, ['pending'])) {
+    if (Date.now() > deadline) throw new Error(`${pending} deliveries still pending after ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
+
 async function assertNoFailures(ctx: AppContext) {
   const failed = await countRows(ctx, ['failed', 'dead_letter']);
   if (failed > 0) {
@@ -180,7 +189,7 @@ async function assertNoFailures(ctx: AppContext) {
   }
 }
 
-/** Tries before giving up on a measurement whose queue ran dry (each retry plans 4× the rows). */
+/** Tries before giving up on a measurement whose queue ran dry (each retry plans twice the rows). */
 const MAX_TRIES = 4;
 
 async function engine() {
@@ -194,7 +203,7 @@ async function engine() {
       // a dry try lastRate is a lower bound (the queue emptied early), hence the wider margin.
       const wanted = Math.max(
         2000,
-        Math.ceil(lastRate * (config.seconds + config.warmupSeconds) * 1.5 * (attempt ? 4 : 1)),
+        Math.ceil(lastRate * (config.seconds + config.warmupSeconds) * 1.5 * (attempt ? 2 : 1)),
       );
       const pending = await countRows(ctx, ['pending']);
       if (pending < wanted) await dispatchMany(ctx, teamId, wanted - pending);
@@ -528,6 +537,10 @@ const WARMUP_RATE = 100;
 async function latency(embedded: boolean) {
   const { ctx, teamId } = await setup();
   const worker = embedded ? startWorker(ctx, [webhookDeliveryTask({ ca })]) : null;
+  // Rows an earlier measurement left on the database (the scale scenario's engine leaves a refill's
+  // remainder, thousands of rows) are delivered first: the events measured meet an idle worker, not a
+  // backlog. (Distributed mode: the separate worker delivers them.)
+  await drained(ctx, 120_000);
   await receiver('/__events');
   // Warm-up: connections, JIT, prepared statements.
   await arrivals((await paced(ctx, teamId, WARMUP_RATE, config.warmupSeconds)).committed, 30_000);
