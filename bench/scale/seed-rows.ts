@@ -174,6 +174,7 @@ export async function seedBackground(
 ): Promise<void> {
   const lanes = s.dialect === 'postgres' ? 2 : 1;
   const seeded = new Map<string, Promise<void>>();
+  // A two-slot gate in a few lines rather than p-limit: the bench would take a dependency for it alone.
   const waiting: (() => void)[] = [];
   let running = 0;
   const lane = async () => {
