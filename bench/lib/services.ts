@@ -1,7 +1,9 @@
 // Private PostgreSQL and Redis instances for the benchmark: started on free, non-default ports
 // in a temp dir, pinned beside the server under test, stopped by pid. The machine's own
 // PostgreSQL (5432) and Redis (6379) are never touched.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { freePort, run, startProcess, tempDir, type Started } from './processes.ts';
@@ -14,7 +16,20 @@ export interface PrivatePostgres extends Started {
   url: string;
   /** A fresh database on this instance. */
   createDatabase(name: string): Promise<string>;
+  /**
+   * Readies the instance for a bulk load: every CPU of the machine, and a WAL large enough that the
+   * load forces no checkpoint. Returns what puts it back as started (one CPU, the default WAL size)
+   * after a checkpoint, so that what is measured next does not pay for the load's writes.
+   */
+  bulkLoad(): Promise<() => Promise<void>>;
 }
+
+/**
+ * max_wal_size while a bulk load runs: more than the largest seed writes (a 1M-row database is ~7 GiB),
+ * so that no checkpoint (and no full-page image after one) falls inside the load. The default, 1 GB,
+ * checkpoints every few seconds of it.
+ */
+const BULK_LOAD_WAL = '32GB';
 
 export function postgresAvailable(): boolean {
   return PG_BIN !== undefined;
@@ -39,6 +54,27 @@ export async function startPostgres(cpu: number): Promise<PrivatePostgres> {
     ready: (log) => log.includes('ready to accept connections'),
   });
   const url = `postgres://postgres@127.0.0.1:${port}`;
+  const postmaster = () => Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n', 1)[0]);
+  // The postmaster and every process it has forked (its helpers, the backends); a backend forked
+  // later inherits the postmaster's CPUs.
+  const pin = (cpus: string) => {
+    const parent = postmaster();
+    const children = spawnSync('pgrep', ['-P', String(parent)], { encoding: 'utf8' })
+      .stdout.split('\n')
+      .filter(Boolean);
+    run('taskset', ['-a', '-p', '-c', cpus, String(parent)]);
+    // A child may have exited since pgrep listed it.
+    for (const pid of children) spawnSync('taskset', ['-a', '-p', '-c', cpus, pid], { stdio: 'ignore' });
+  };
+  const admin = async (statements: string[]) => {
+    const client = new pg.Client({ connectionString: `${url}/postgres` });
+    await client.connect();
+    try {
+      for (const statement of statements) await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
   return {
     ...started,
     url,
@@ -49,11 +85,19 @@ export async function startPostgres(cpu: number): Promise<PrivatePostgres> {
       await client.end();
       return `${url}/${name}`;
     },
+    async bulkLoad() {
+      pin(`0-${os.cpus().length - 1}`);
+      await admin([`alter system set max_wal_size = '${BULK_LOAD_WAL}'`, 'select pg_reload_conf()']);
+      return async () => {
+        await admin(['alter system reset max_wal_size', 'select pg_reload_conf()', 'checkpoint']);
+        pin(String(cpu));
+      };
+    },
     async stop() {
       // The postmaster's pid (runuser's child when we are root): a fast shutdown by SIGINT.
       try {
-        const postmaster = Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n', 1)[0]);
-        if (postmaster > 0 && postmaster !== started.pid) process.kill(postmaster, 'SIGINT');
+        const pid = postmaster();
+        if (pid > 0 && pid !== started.pid) process.kill(pid, 'SIGINT');
       } catch {
         // already gone
       }

@@ -155,7 +155,10 @@ export async function scaleScenario(
     cleanups.push(async () => {
       for (const { dir } of seeded) fs.rmSync(dir, { recursive: true, force: true });
     });
+    // PostgreSQL loads on every CPU with room for its WAL, then goes back to the server's CPU for the rounds.
+    const loaded = await postgres?.bulkLoad();
     for (const size of sizes) seeded.push(await seedSize(plan, size, postgres, perSize));
+    await loaded?.();
     // Each size's server, kept from its first visit to the end: before the databases go.
     cleanups.push(async () => {
       for (const { served } of seeded) await served.server?.stop();
