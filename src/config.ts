@@ -63,6 +63,8 @@ export interface Config {
   invitationTtlSeconds: number;
   /** Audit-log entries older than this many days are purged (SERVICE_AUDIT_RETENTION_DAYS, at least 30). */
   auditRetentionDays: number;
+  /** Mail-provider events stored longer ago than this many days are purged (SERVICE_MAIL_EVENTS_RETENTION_DAYS). */
+  mailEventsRetentionDays: number;
   /** null: development file transport (`<dataDir>/mail/*.eml`); else an smtp:// or smtps:// URL. */
   emailUrl: string | null;
   emailFrom: string;
@@ -177,6 +179,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhooks: readWebhookSettings(env),
     invitationTtlSeconds: readInt(env, 'SERVICE_INVITATION_TTL_SECONDS', 7 * 24 * 3600, 1, 90 * 24 * 3600),
     auditRetentionDays: readInt(env, 'SERVICE_AUDIT_RETENTION_DAYS', 365, 30, 36500),
+    mailEventsRetentionDays: readInt(env, 'SERVICE_MAIL_EVENTS_RETENTION_DAYS', 90, 1, 36500),
     emailUrl: readEmailUrl(env),
     emailFrom: readEmailFrom(env),
     mailproviderWebhookEnabled: readBool(env, 'SERVICE_MAILPROVIDER_WEBHOOK_ENABLED', false),

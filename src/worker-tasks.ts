@@ -4,6 +4,7 @@
 import { accountsPurgeTask } from './accounts/housekeeping.ts';
 import { auditPurgeTask } from './audit/purge-task.ts';
 import { idempotencyPurgeTask } from './http/idempotency-task.ts';
+import { mailEventsPurgeTask } from './mail/events-purge.ts';
 import { mailWorkerTask } from './mail/outbox.ts';
 import { oauthPurgeTask } from './oauth/purge-task.ts';
 import { webhookDeliveryTask } from './webhooks/delivery-worker.ts';
@@ -18,4 +19,5 @@ export const WORKER_TASKS: WorkerTask[] = [
   accountsPurgeTask,
   oauthPurgeTask,
   auditPurgeTask,
+  mailEventsPurgeTask,
 ];

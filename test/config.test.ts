@@ -113,6 +113,8 @@ describe('loadConfig', () => {
     ['SERVICE_OAUTH_CLI_CLIENT_ENABLED', 'perhaps'],
     ['SERVICE_AUDIT_RETENTION_DAYS', '29'],
     ['SERVICE_AUDIT_RETENTION_DAYS', 'a year'],
+    ['SERVICE_MAIL_EVENTS_RETENTION_DAYS', '0'],
+    ['SERVICE_MAIL_EVENTS_RETENTION_DAYS', '90d'],
     ['SERVICE_MCP_ENABLED', 'later'],
   ];
   for (const [name, value] of invalid) {

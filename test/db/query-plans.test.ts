@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { purgeAccountRows } from '../../src/accounts/housekeeping.ts';
 import { purgeExpiredIdempotencyKeys } from '../../src/http/idempotency.ts';
+import { purgeMailEvents } from '../../src/mail/events-purge.ts';
 import { purgeOldMail } from '../../src/mail/outbox.ts';
 import { deleteExpiredOAuthRows } from '../../src/oauth/adapter.ts';
 import { purgeDeliveryLogs } from '../../src/webhooks/queue.ts';
@@ -161,7 +162,7 @@ describe('query plans of reads and purges that must not grow with the tables', (
     assertAlong(find(plans, /^delete from "oauth_models"/), 'oauth_models_expires_idx');
   });
 
-  it('the idempotency and accounts purges delete in batches along their time indexes', async () => {
+  it('the idempotency, accounts and mail purges delete in batches along their time indexes', async () => {
     const user = await t.user();
     const db = t.ctx.db.kysely;
     await db
@@ -221,6 +222,33 @@ describe('query plans of reads and purges that must not grow with the tables', (
       assert.equal(await purgeOldMail(t.ctx), 1, 'the sent row, not the queued one'),
     );
     assertAlong(find(mail.plans, /^delete from "mail_outbox"/), 'mail_outbox_finished_idx');
+    for (const [key, receivedAt] of [
+      ['old', OLD],
+      ['new', new Date().toISOString()],
+    ])
+      await db
+        .insertInto('mail_events')
+        .values({
+          event_key: key,
+          sns_message_id: key,
+          provider_message_id: null,
+          recipient_index: 0,
+          email: 'old@example.com',
+          event_type: 'delivery',
+          bounce_type: null,
+          bounce_subtype: null,
+          complaint_type: null,
+          suppressed: 0,
+          occurred_at: receivedAt,
+          topic_arn: 'arn:aws:sns:us-east-1:123456789012:ses-events',
+          detail: '{}',
+          received_at: receivedAt,
+        })
+        .execute();
+    const mailEvents = await plansOf(async () =>
+      assert.equal(await purgeMailEvents(db, 90), 1, 'the event received in 2020, not the one received now'),
+    );
+    assertAlong(find(mailEvents.plans, /^delete from "mail_events"/), 'mail_events_received_idx');
   });
 
   it("a cursor page's probe for a newer page walks the log's index on the planner's own choice", async () => {
