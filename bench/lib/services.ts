@@ -26,8 +26,8 @@ export interface PrivatePostgres extends Started {
 
 /**
  * max_wal_size while a bulk load runs: more than the largest seed writes (a 1M-row database is ~7 GiB),
- * so that no checkpoint (and no full-page image after one) falls inside the load. The default, 1 GB,
- * checkpoints every few seconds of it.
+ * so that no checkpoint falls inside the load. At the default, 1 GB, a 1M seed checkpoints several
+ * times, and every page changed after a checkpoint goes to the WAL whole once more.
  */
 const BULK_LOAD_WAL = '32GB';
 

@@ -1,10 +1,11 @@
 // The worker task that deletes mail-provider events (mail_events) stored longer ago than
-// SERVICE_MAIL_EVENTS_RETENTION_DAYS. Every message sent can bring several events (send, delivery, and a
-// bounce or complaint), so the table grows with the mail volume unless something removes them. What
+// SERVICE_MAIL_EVENTS_RETENTION_DAYS. Every message sent can bring several events (send, delivery, and
+// a bounce or complaint), so the table grows with the mail volume unless something removes them. What
 // the events caused stays: a suppression is a row of its own (mail_suppressions, kept with its reason,
-// time and event key). Forgetting an event also forgets that its SNS message was seen; SNS stops
-// redelivering within an hour, and a redelivery stored again cannot suppress an address twice nor undo
-// an operator's release (intake-store.ts), so a retention of a day or more changes nothing the intake decides.
+// time and event key). Forgetting an event also forgets that its SNS message was seen. That changes
+// nothing the intake decides: SNS stops redelivering to an HTTPS endpoint within an hour (a limit of
+// its delivery policies), and a redelivery stored again can neither suppress an address twice nor
+// undo an operator's release (intake-store.ts).
 import type { Kysely } from 'kysely';
 import { purgeOlderThan } from '../db/batched-delete.ts';
 import type { Database } from '../db/schema.ts';
