@@ -203,6 +203,7 @@ async function measureInProcess(c: SizeContext, values: Values, details: Record<
         mode: 'engine',
         concurrencies: [DELIVERY_CONCURRENCY],
         expectedRate: c.deliveryRate.highest,
+        copyRefill: true,
       }),
     ],
     hooksEnv,
