@@ -36,7 +36,7 @@ export function createContext(config: Config): AppContext {
     // Webhooks are the one consumer of events; with them off, emitting records nothing.
     events: new EventOutbox({
       consumers: resolved.webhooksEnabled ? [webhookFanOut] : [],
-      teamsOfUser: (executor, userId) => activeTeamIdsOfUser(executor, db.dialect, userId),
+      teamsOfUser: (executor, userId) => activeTeamIdsOfUser(executor, userId),
       wake,
     }),
     clientAddresses,

@@ -1,8 +1,8 @@
 // What the dashboard lists about a user's teams: each active team with the user's role and its
 // member count, in one query (the count is a correlated subquery on the memberships' team index; how
-// the teams and the role are read: team-reads.ts, userTeams).
+// the teams and the role are read: team-reads.ts, userTeamsPage).
 import type { Db } from '../db/connection.ts';
-import { roleIn, userTeams } from './team-reads.ts';
+import { userTeamsPage } from './team-reads.ts';
 import type { Role } from './teams.ts';
 
 export interface TeamOverview {
@@ -15,9 +15,7 @@ export interface TeamOverview {
 
 /** The user's active teams by name, at most `limit` of them. */
 export async function teamsOverview(db: Db, userId: number, limit = 200): Promise<TeamOverview[]> {
-  const rows = await userTeams(db.kysely, db.dialect, userId)
-    .select(['t.id', 't.name', 't.slug'])
-    .select(roleIn(db.dialect, userId))
+  const rows = await userTeamsPage(db.kysely, userId, limit)
     .select((eb) =>
       eb
         .selectFrom('memberships as all_members')
@@ -25,9 +23,6 @@ export async function teamsOverview(db: Db, userId: number, limit = 200): Promis
         .whereRef('all_members.team_id', '=', 't.id')
         .as('member_count'),
     )
-    .orderBy('t.name')
-    .orderBy('t.id')
-    .limit(limit)
     .execute();
   return rows.map((row) => ({ ...row, member_count: Number(row.member_count ?? 0) }));
 }

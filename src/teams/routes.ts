@@ -60,7 +60,6 @@ function registerTeamReadRoutes(app: TypedApp, { db, config }: AppContext) {
       const paging = pageRequest(request);
       const { count, rows } = await listTeamsOfUser(
         db.kysely,
-        db.dialect,
         requireUser(request).user.id,
         paging.limit,
         paging.offset,

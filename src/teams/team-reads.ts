@@ -1,57 +1,45 @@
 // Reads of teams and memberships: who belongs where, and the team and member lists. Re-exported by
 // teams.ts, the folder's service module.
-import { sql } from 'kysely';
-import type { DialectName } from '../db/connection.ts';
 import type { Executor } from '../db/schema.ts';
-import type { MembershipsTable } from '../db/tables/teams.ts';
 import { isUuid } from '../util/uuid.ts';
 
-const activeTeams = (db: Executor) => db.selectFrom('teams as t').where('t.is_active', '=', 1);
-
 /**
- * The active teams a user belongs to, as `t`; `roleIn` selects the user's role in each.
+ * One page of the active teams a user belongs to, in name order, with the user's role in each.
  *
- * PostgreSQL reads them from their own table by key: `t.id = any(array(…))` of the user's memberships,
- * computed once, with nothing joined. Joined to the memberships, its planner chooses by statistics:
- * from a few hundred teams to some 50,000 in all it hashes the whole teams table (by its prices cheaper
- * than one key probe per membership), so one user's list costs in proportion to every tenant's teams;
- * and with the array added to the join, at a million teams, where the statistics expect a user in one
- * team, it repeated the array's probes once per membership. An array it has not computed yet it cannot
- * price, so it probes the key once per element.
- *
- * SQLite keeps the join: without statistics its planner always walks the user's memberships and probes
- * each team's key, and the membership row it reads carries the role.
+ * The page is cut from memberships_user_teams_idx alone: a membership row carries its team's name and
+ * state, copied there by the database (migration 0016), so the order, the filter and the offset need
+ * no team. Only the page's teams are then read by key, for their slug. Reading every one of the user's
+ * teams to sort them cost a key probe per team, and a probe costs more the more teams all tenants have.
  */
-export function userTeams(db: Executor, dialect: DialectName, userId: number): ReturnType<typeof activeTeams> {
-  if (dialect === 'postgres')
-    return activeTeams(db).where(
-      (eb) =>
-        sql<boolean>`"t"."id" = any(array(${eb.selectFrom('memberships').select('team_id').where('user_id', '=', userId)}))`,
-    );
-  // `m` is read only through roleIn(), hence the narrower type.
-  return activeTeams(db)
-    .innerJoin('memberships as m', 'm.team_id', 't.id')
-    .where('m.user_id', '=', userId) as unknown as ReturnType<typeof activeTeams>;
+export function userTeamsPage(db: Executor, userId: number, limit: number, offset = 0) {
+  const page = db
+    .selectFrom('memberships')
+    .select(['team_id', 'team_name', 'role'])
+    .where('user_id', '=', userId)
+    .where('team_active', '=', 1)
+    .orderBy('team_name')
+    .orderBy('team_id')
+    .limit(limit)
+    .offset(offset)
+    .as('p');
+  return db
+    .selectFrom(page)
+    .innerJoin('teams as t', 't.id', 'p.team_id')
+    .select(['t.id', 't.name', 't.slug', 'p.role'])
+    .orderBy('p.team_name')
+    .orderBy('p.team_id');
 }
 
-/**
- * The user's role in team `t` of `userTeams`. PostgreSQL: by its own key, which the planner evaluates
- * only for the rows a page keeps (after the sort and the limit).
- */
-export function roleIn(dialect: DialectName, userId: number) {
-  return (
-    dialect === 'postgres'
-      ? sql<
-          MembershipsTable['role']
-        >`(select "m"."role" from "memberships" as "m" where "m"."team_id" = "t"."id" and "m"."user_id" = ${userId})`
-      : sql<MembershipsTable['role']>`"m"."role"`
-  ).as('role');
-}
-
-/** Ids of the active teams a user belongs to (user-level events go to each of them). */
-export async function activeTeamIdsOfUser(db: Executor, dialect: DialectName, userId: number): Promise<string[]> {
-  const rows = await userTeams(db, dialect, userId).select('t.id').orderBy('t.id').execute();
-  return rows.map((row) => row.id);
+/** Ids of the active teams a user belongs to (user-level events go to each of them), from the index alone. */
+export async function activeTeamIdsOfUser(db: Executor, userId: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('memberships')
+    .select('team_id')
+    .where('user_id', '=', userId)
+    .where('team_active', '=', 1)
+    .orderBy('team_id')
+    .execute();
+  return rows.map((row) => row.team_id);
 }
 
 /** The caller's view of an active team they belong to, or undefined (unknown, inactive, not a member). */
@@ -67,24 +55,15 @@ export async function teamForMember(db: Executor, teamId: string, userId: number
     .executeTakeFirst();
 }
 
-export async function listTeamsOfUser(
-  db: Executor,
-  dialect: DialectName,
-  userId: number,
-  limit: number,
-  offset: number,
-) {
-  const base = userTeams(db, dialect, userId);
+export async function listTeamsOfUser(db: Executor, userId: number, limit: number, offset: number) {
   const [{ count }, rows] = await Promise.all([
-    base.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
-    base
-      .select(['t.id', 't.name', 't.slug'])
-      .select(roleIn(dialect, userId))
-      .orderBy('t.name')
-      .orderBy('t.id')
-      .limit(limit)
-      .offset(offset)
-      .execute(),
+    db
+      .selectFrom('memberships')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('user_id', '=', userId)
+      .where('team_active', '=', 1)
+      .executeTakeFirstOrThrow(),
+    userTeamsPage(db, userId, limit, offset).execute(),
   ]);
   return { count: Number(count), rows };
 }

@@ -111,6 +111,7 @@ describe('migrations from every earlier release', () => {
       'mail_suppressions_active_unique',
       'memberships',
       'status',
+      'teams_copy_to_memberships',
     ]) {
       assert.ok(text.includes(part), `the dump names ${part}`);
     }

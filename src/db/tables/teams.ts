@@ -16,6 +16,9 @@ export interface MembershipsTable {
   user_id: number;
   role: 'owner' | 'admin' | 'member';
   joined_at: string;
+  /** The team's name and is_active, copied by the database's triggers (migration 0016); never written here. */
+  team_name: Generated<string>;
+  team_active: Generated<number>;
 }
 
 export interface InvitationsTable {
