@@ -13,6 +13,7 @@ import { purgeAuditEntries } from '../../src/audit/store.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
 import { purgeExpiredIdempotencyKeys } from '../../src/http/idempotency.ts';
+import { purgeMailEvents } from '../../src/mail/events-purge.ts';
 import { guardBatch } from '../../src/mail/guard.ts';
 import { purgeOldMail } from '../../src/mail/outbox.ts';
 import { deleteExpiredOAuthRows } from '../../src/oauth/adapter.ts';
@@ -113,6 +114,7 @@ paths.push(['delivery log purge', () => purgeDeliveryLogs(ctx.db.kysely, ctx.con
 paths.push(['OAuth purge', () => deleteExpiredOAuthRows(ctx.db.kysely)]);
 paths.push(['accounts purge', () => purgeAccountRows(ctx)]);
 paths.push(['mail outbox purge', () => purgeOldMail(ctx)]);
+paths.push(['mail events purge', () => purgeMailEvents(ctx.db.kysely, ctx.config.mailEventsRetentionDays)]);
 
 const result: Record<string, Plan[]> = {};
 for (const [name, run, setUp] of paths) {
