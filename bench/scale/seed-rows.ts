@@ -6,7 +6,7 @@
 // requests use. Plus EXPIRED rows of each purged kind, for the housekeeping figure.
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../src/db/schema.ts';
-import { spreadUuid, type SeedSql } from './sql.ts';
+import { spreadUuid, timeUuid, type SeedSql } from './sql.ts';
 
 /** Rows past their retention, per purged kind, at every size: the purge's fixed amount of work. */
 export const EXPIRED_ROWS = 20_000;
@@ -46,22 +46,24 @@ export function backgroundStatements(s: SeedSql, plan: SeedPlan): [kind: string,
   const at = (secondsAgo: string) => s.iso(`${now} - (${secondsAgo})`);
   const team = (expr: string) => spreadUuid(s, expr, TEAM_TAG);
   const subscription = (expr: string) => spreadUuid(s, expr, SUBSCRIPTION_TAG);
-  const event = (expr: string) => `'evt_' || ${spreadUuid(s, expr, EVENT_TAG)}`;
+  // Time-ordered, as the service's: the event's own time first (its row `ago` seconds before now).
+  const event = (expr: string, ago: string) =>
+    `'evt_' || ${timeUuid(s, `(${now} - (${ago})) * 1000`, expr, EVENT_TAG)}`;
   const grant = (expr: string) => `'g' || ${s.hex(`(${expr}) * 2654435761 % 4294967296`, 8)} || ${s.hex(expr, 12)}`;
   const user = (expr: string) => `(${userBase} + ${expr})`;
   // Events and deliveries of background row i: subscription i mod subs, its team the same index.
   const sub = `((i - 1) % ${subs} + 1)`;
   const payload = (ago: string, eventExpr: string) =>
-    `'{"id":"' || ${event(eventExpr)} || '","type":"team.member.added","api_version":"v1","created_at":"' || ${at(ago)} || '","team_id":"' || ${team(sub)} || '","data":{"user_id":' || ${t(user('i'))} || ',"email":"bg-user-' || ${t('i')} || '@example.com","role":"member"}}'`;
+    `'{"id":"' || ${event(eventExpr, ago)} || '","type":"team.member.added","api_version":"v1","created_at":"' || ${at(ago)} || '","team_id":"' || ${team(sub)} || '","data":{"user_id":' || ${t(user('i'))} || ',"email":"bg-user-' || ${t('i')} || '@example.com","role":"member"}}'`;
   const liveAgo = `i * ${LIVE_SPAN_SECONDS / n}`;
   const expiredAgo = `${EXPIRED_AGE_SECONDS} + i`;
   const deliveries = (rows: number, ago: string, eventOffset: number) =>
     `insert into webhook_deliveries (subscription_id, event_id, event_type, payload, attempt, status, status_code, response_body, duration_ms, created_at)
-     select ${subscription(sub)}, ${event(`i + ${eventOffset}`)}, 'team.member.added', ${payload(ago, `i + ${eventOffset}`)}, 1, 'success', 200, '{"ok":true}', 12, ${at(ago)}
+     select ${subscription(sub)}, ${event(`i + ${eventOffset}`, ago)}, 'team.member.added', ${payload(ago, `i + ${eventOffset}`)}, 1, 'success', 200, '{"ok":true}', 12, ${at(ago)}
      from ${s.series(rows)} as x`;
   const events = (rows: number, ago: string, eventOffset: number) =>
     `insert into events (id, type, api_version, team_id, data, created_at)
-     select ${event(`i + ${eventOffset}`)}, 'team.member.added', 'v1', ${team(sub)}, '{"user_id":' || ${t(user('i'))} || ',"role":"member"}', ${at(ago)}
+     select ${event(`i + ${eventOffset}`, ago)}, 'team.member.added', 'v1', ${team(sub)}, '{"user_id":' || ${t(user('i'))} || ',"role":"member"}', ${at(ago)}
      from ${s.series(rows)} as x`;
   const oauth = (model: string, id: string, ttl: number, body: string) =>
     `insert into oauth_models (model, id, payload, grant_id, expires_at)

@@ -48,3 +48,13 @@ export function spreadUuid(s: SeedSql, expr: string, tag: number): string {
   const hash = `((${expr}) * 2654435761 + ${tag}) % 4294967296`;
   return `${s.hex(hash, 8)} || '-${tag.toString(16).padStart(4, '0')}-4000-8000-' || ${s.hex(expr, 12)}`;
 }
+
+/**
+ * A UUIDv7-shaped id, as the service gives events (events/envelope.ts): `epochMs` (an expression of
+ * epoch milliseconds) in its first 48 bits, so that ids sort by time and a row lands where the
+ * service's would, and unique per `expr` (its low 48 bits).
+ */
+export function timeUuid(s: SeedSql, epochMs: string, expr: string, tag: number): string {
+  const ms = `cast(${epochMs} as ${s.dialect === 'postgres' ? 'bigint' : 'integer'})`;
+  return `${s.hex(`${ms} / 65536`, 8)} || '-' || ${s.hex(`${ms} % 65536`, 4)} || '-7${tag.toString(16).padStart(3, '0')}-8000-' || ${s.hex(expr, 12)}`;
+}

@@ -1,7 +1,7 @@
 // The envelope every event travels in: the same JSON for every consumer and every attempt. The
 // outbox, the test deliveries and the published catalog (its examples and schemas) all build it
 // here, so what receivers are told and what they get cannot drift apart.
-import { randomUUID } from 'node:crypto';
+import { randomUUIDv7 } from 'node:crypto';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { nowIso } from '../util/time.ts';
 import { EVENT_TYPES, type EventType } from './registry.ts';
@@ -28,9 +28,14 @@ export function envelope(
   return { id, type, api_version: API_VERSION, created_at: createdAt, team_id: teamId, data };
 }
 
-/** A new event of a team, created now. */
+/**
+ * A new event of a team, created now. Its id is a UUIDv7 (time first, then 74 random bits), so new
+ * events land at the end of the events table's key and of the delivery log's event index, and the
+ * log purge, which deletes the oldest, empties whole pages of both: with random ids every new and
+ * every purged row touched a page of its own anywhere in them.
+ */
 export function newEnvelope(type: EventType, teamId: string, data: Record<string, unknown>): EventEnvelope {
-  return envelope(`evt_${randomUUID()}`, type, nowIso(), teamId, data);
+  return envelope(`evt_${randomUUIDv7()}`, type, nowIso(), teamId, data);
 }
 
 /** A test delivery's event: the registry's example `data` with `test: true`, valid against the published schema. */

@@ -78,7 +78,13 @@ describe('webhook delivery', () => {
       assert.match(String(g.headers['user-agent']), /^svc-webhooks\//);
       const body = JSON.parse(g.body);
       assert.deepEqual(Object.keys(body).sort(), ['api_version', 'created_at', 'data', 'id', 'team_id', 'type']);
-      assert.match(body.id, /^evt_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      // A UUIDv7: its first 48 bits are the event's creation time in milliseconds (docs/webhooks.md).
+      const id = /^evt_([0-9a-f]{8})-([0-9a-f]{4})-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.exec(body.id);
+      assert.ok(id, body.id);
+      assert.ok(
+        Math.abs(parseInt(id[1] + id[2], 16) - Date.parse(body.created_at)) <= 5,
+        `${body.id} ${body.created_at}`,
+      );
       assert.equal(body.api_version, 'v1');
       assert.equal(body.team_id, teamId);
       assert.equal(body.type, type);
