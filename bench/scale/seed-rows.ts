@@ -48,7 +48,7 @@ export function backgroundStatements(s: SeedSql, plan: SeedPlan): [kind: string,
   const subscription = (expr: string) => spreadUuid(s, expr, SUBSCRIPTION_TAG);
   // Time-ordered, as the service's: the event's own time first (its row `ago` seconds before now).
   const event = (expr: string, ago: string) =>
-    `'evt_' || ${timeUuid(s, `(${now} - (${ago})) * 1000`, expr, EVENT_TAG)}`;
+    `'evt_' || ${timeUuid(s, `(${now} - (${ago})) * 1000.0`, expr, EVENT_TAG)}`;
   const grant = (expr: string) => `'g' || ${s.hex(`(${expr}) * 2654435761 % 4294967296`, 8)} || ${s.hex(expr, 12)}`;
   const user = (expr: string) => `(${userBase} + ${expr})`;
   // Events and deliveries of background row i: subscription i mod subs, its team the same index.

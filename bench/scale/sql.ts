@@ -51,7 +51,7 @@ export function spreadUuid(s: SeedSql, expr: string, tag: number): string {
 
 /**
  * A UUIDv7-shaped id, as the service gives events (events/envelope.ts): `epochMs` (an expression of
- * epoch milliseconds) in its first 48 bits, so that ids sort by time and a row lands where the
+ * epoch milliseconds, not integer arithmetic: PostgreSQL's integers overflow at 2^31) in its first 48 bits, so that ids sort by time and a row lands where the
  * service's would, and unique per `expr` (its low 48 bits).
  */
 export function timeUuid(s: SeedSql, epochMs: string, expr: string, tag: number): string {
