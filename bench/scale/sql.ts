@@ -50,9 +50,9 @@ export function spreadUuid(s: SeedSql, expr: string, tag: number): string {
 }
 
 /**
- * A UUIDv7-shaped id, as the service gives events (events/envelope.ts): `epochMs` (an expression of
- * epoch milliseconds, not integer arithmetic: PostgreSQL's integers overflow at 2^31) in its first 48 bits, so that ids sort by time and a row lands where the
- * service's would, and unique per `expr` (its low 48 bits).
+ * A UUIDv7-shaped id, as the service gives events (events/envelope.ts): `epochMs` in its first 48 bits,
+ * so that ids sort by time and a row lands where the service's would, and unique per `expr` (its low 48
+ * bits). `epochMs` must not be integer arithmetic: PostgreSQL's integers overflow at 2^31.
  */
 export function timeUuid(s: SeedSql, epochMs: string, expr: string, tag: number): string {
   const ms = `cast(${epochMs} as ${s.dialect === 'postgres' ? 'bigint' : 'integer'})`;

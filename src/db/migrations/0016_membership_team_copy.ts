@@ -6,7 +6,7 @@ import { flag, isPostgres, sql } from './helpers.ts';
 //
 // Why: a user's team list is ordered by team name and counts only active teams. With name and state
 // only on the team, every request read every one of the user's teams by key to count and sort them
-// (400 probes of the teams' key for a user in 200 teams, for a page of 30), and a probe costs more the
+// (400 probes of the teams' key for a user in 200 teams, for a page of 50), and a probe costs more the
 // deeper the key index is: at a million teams the list cost 1.33× (SQLite) and 1.40× (PostgreSQL) its
 // figure at a thousand. Now the count and the page's order come from one range of this index, and only
 // the page's teams are read (for their slug).
