@@ -10,6 +10,7 @@ import { registerAuditRoutes } from './audit/routes.ts';
 import { installAuthentication } from './http/auth.ts';
 import { ANONYMOUS } from './http/identity.ts';
 import { handleClientError, handleError, handleFrameworkError, installErrorHandling } from './http/errors.ts';
+import { restoreHead, routeHeadAsGet } from './http/head-requests.ts';
 import { registerHealthRoutes } from './http/health.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { requestIdFor } from './http/request-id.ts';
@@ -56,9 +57,13 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
     genReqId: requestIdFor,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: false,
+    // HEAD is served by the GET route (http/head-requests.ts), not by a second route per GET.
+    exposeHeadRoutes: false,
+    rewriteUrl: routeHeadAsGet,
     // Errors raised before routing (bad percent-encoding, an over-long path parameter) get the
     // problem shape and the request id too, and under /api/ are counted and carry X-RateLimit-*.
     frameworkErrors: (error, request, reply) => {
+      restoreHead(request.raw);
       if (!isApiPath(request.url)) {
         request.identity = ANONYMOUS;
         void handleFrameworkError(error, request, reply);
@@ -101,10 +106,12 @@ export async function buildApp(ctx: AppContext): Promise<TypedApp> {
       }
     }, done);
   };
-  // The one hook that sets request.identity, first of all onRequest hooks: the API authenticates
+  // The one hook that sets request.identity, first of all onRequest hooks (and the one that makes a
+  // HEAD request routed as a GET a HEAD again, before anything reads its method): the API authenticates
   // (then counts the request), pages look at the session cookie, anything else is anonymous (a
   // browser's cookie costs machine endpoints, static files and health checks no session query).
   app.addHook('onRequest', (request, reply, done) => {
+    restoreHead(request.raw);
     // A request pipelined behind a refused body, on a connection that is closing, is never run.
     if (isClosingConnection(request.raw)) {
       reply.hijack();

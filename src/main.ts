@@ -12,6 +12,7 @@ import {
 } from './cli/framework.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { cliFailureOf } from './http/error-answers.ts';
+import { resolveSiblingChunksDirectly } from './util/bundle-chunks.ts';
 import type { AppContext } from './app-context.ts';
 
 // Each command group's module (and what it imports: the OAuth server, the webhook client, …) is
@@ -235,6 +236,9 @@ if (invokedDirectly || process.env.SVC_CLI_ENTRY === '1') {
   // The cache is NODE_COMPILE_CACHE's directory if set, else <tmp>/node-compile-cache; Node checks
   // each entry against its source and Node version, and NODE_DISABLE_COMPILE_CACHE=1 turns it off.
   enableCompileCache();
+  // The bundle (dist/main.js) resolves its own chunks without Node's resolver (util/bundle-chunks.ts);
+  // the TypeScript sources, run unbundled, resolve as usual.
+  if (import.meta.url.endsWith('.js')) resolveSiblingChunksDirectly(import.meta.url);
   const io: CliIo = {
     out: (text) => process.stdout.write(text + '\n'),
     err: (text) => process.stderr.write(text + '\n'),

@@ -159,6 +159,8 @@ export function installErrorHandling(app: FastifyInstance) {
   app.addHook('onRoute', (route) => {
     const list = (Array.isArray(route.method) ? route.method : [route.method]) as HTTPMethod[];
     for (const method of list) routes.push([method, route.url]);
+    // A GET route answers HEAD too (head-requests.ts), without a route of its own.
+    if (list.includes('GET') && !list.includes('HEAD')) routes.push(['HEAD', route.url]);
   });
   // Fastify parses text/plain bodies out of the box, and the pages' form parser is app-wide. API
   // routes take JSON only: a text/plain or form POST is a CORS "simple request" that a browser sends

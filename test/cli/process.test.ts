@@ -96,7 +96,7 @@ describe('svc as a subprocess', () => {
     assert.equal(rows[0].prefix, token.slice(0, 12));
   });
 
-  it('the token works over real HTTP against `svc serve`; log lines carry the request id; SIGTERM exits 0', async () => {
+  it('the token works over real HTTP against `svc serve`; log lines carry the request id and the method sent; SIGTERM exits 0', async () => {
     const server = spawnSvc({ ...t.env, PORT: '0', LOG_LEVEL: 'info' }, ['serve']);
     let stdout = '';
     server.stdout!.on('data', (chunk) => (stdout += chunk));
@@ -110,6 +110,11 @@ describe('svc as a subprocess', () => {
       const body = await me.json();
       assert.equal(body.email, email);
       assert.equal(body.first_name, 'Op');
+      const head = await fetch(`${url}/api/v1/me/`, {
+        method: 'HEAD',
+        headers: { authorization: `Bearer ${token}`, 'x-request-id': 'trace-head-43' },
+      });
+      assert.equal(head.status, 200);
       const teams = await fetch(`${url}/api/v1/teams/`, { headers: { authorization: `Bearer ${token}` } });
       assert.deepEqual(
         (await teams.json()).results.map((r: { slug: string; role: string }) => [r.slug, r.role]),
@@ -169,6 +174,13 @@ describe('svc as a subprocess', () => {
     assert.equal(traced.length, 1, 'one log line for the request, carrying its id');
     assert.equal(traced[0].url, '/api/v1/me/');
     assert.equal(traced[0].status, 200);
+    assert.equal(traced[0].method, 'GET');
+    // A HEAD request is routed as a GET (src/http/head-requests.ts) and logged as what it was.
+    const head = lines.filter((line) => line.request_id === 'trace-head-43');
+    assert.deepEqual(
+      head.map((line) => [line.method, line.url, line.status]),
+      [['HEAD', '/api/v1/me/', 200]],
+    );
     assert.ok(!stdout.includes(token), 'the token never appears in the logs');
   });
 
