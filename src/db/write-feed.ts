@@ -3,6 +3,9 @@
 // publishes with NOTIFY right after the write (WriteWatchPlugin, so every Kysely write of every
 // process — API servers, workers, `svc` commands — publishes without the writing code knowing);
 // each process that caches keeps one pooled connection LISTENing and drops its caches on a message.
+// A message names the writer's schema and table (`schema.table`): services that share one database in
+// schemas of their own (or test apps, a schema each) share the channel but not their caches. A message
+// without a schema (from a release before the schema was named) is taken as meant for everyone.
 // SQLite needs none of this: PRAGMA data_version tells a connection about others' commits.
 import type pg from 'pg';
 
@@ -56,7 +59,10 @@ export class WritePublisher {
   async publish(table: string): Promise<void> {
     if (this.#closed) return;
     try {
-      await (await this.#connected()).query('select pg_notify($1, $2)', [WRITE_CHANNEL, table]);
+      // current_schema(): this connection's search_path, as the writer's (same connection string).
+      await (
+        await this.#connected()
+      ).query("select pg_notify($1, current_schema() || '.' || $2)", [WRITE_CHANNEL, table]);
     } catch {
       // The write itself succeeded; other processes see it within their caches' TTL.
     }
@@ -111,7 +117,14 @@ export class WriteFeed {
       };
       client.on('error', lost);
       client.on('end', lost);
-      client.on('notification', (message) => this.#emit(message.payload ?? '*'));
+      const { rows } = await client.query<{ schema: string | null }>('select current_schema() as schema');
+      const own = `${rows[0]?.schema ?? ''}.`;
+      client.on('notification', (message) => {
+        const payload = message.payload ?? '*';
+        const dot = payload.indexOf('.');
+        if (dot === -1) this.#emit(payload);
+        else if (payload.startsWith(own)) this.#emit(payload.slice(own.length));
+      });
       await client.query(`listen ${WRITE_CHANNEL}`);
       if (this.#closed) {
         client.release();

@@ -7,8 +7,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
+import { sql } from 'kysely';
 import { openDb } from '../../src/db/connection.ts';
+import { WRITE_CHANNEL } from '../../src/db/write-feed.ts';
 import { PAT_CACHE_TTL_MS } from '../../src/tokens/pat-resolver.ts';
+import { sqlRecorder } from '../capacity/store-recorders.ts';
 import { bearer, startApp, type TestApp } from '../support/app.ts';
 
 /** Revokes the user's tokens with plain SQL on a connection of its own (no Kysely, no write watch), as an outside tool would. */
@@ -114,6 +117,45 @@ describe('PAT resolver cache', () => {
     assert.ok(refusedAt > 0, 'never refused');
     assert.ok(refusedAt - committed <= PAT_CACHE_TTL_MS + 100, `refused ${refusedAt - committed} ms after the commit`);
   });
+
+  it(
+    'PostgreSQL: a write in another schema of the same database empties nothing; one in this schema, or from an older release that names no schema, empties the cache',
+    {
+      skip: sqlite && 'PostgreSQL only: SQLite has no shared notification channel',
+    },
+    async () => {
+      const user = await t.user();
+      const token = await t.token(user.id, ['read:profile']);
+      const recorder = sqlRecorder(t.ctx.db, t.env.DATABASE_URL);
+      const lookups = () => recorder.take().filter((s) => /"t"\."token_hash" = /.test(s.sql)).length;
+      try {
+        assert.equal((await me(token)).statusCode, 200);
+        assert.equal((await me(token)).statusCode, 200);
+        assert.equal(lookups(), 1, 'read once, then served from the cache');
+        // Another app on the same database, in a schema of its own, changed a user: its process publishes
+        // on the shared channel (what WritePublisher sends there), and this app's cache must stay.
+        await sql.raw(`select pg_notify('${WRITE_CHANNEL}', 't_elsewhere.users')`).execute(t.ctx.db.kysely);
+        await sleep(300);
+        assert.equal((await me(token)).statusCode, 200);
+        assert.equal(lookups(), 0, 'still cached after a write in another schema');
+        // The same message for this schema (another process of this app writing), and one without a
+        // schema: each empties the cache, and the next request reads the token again.
+        for (const payload of ["current_schema() || '.users'", "'users'"]) {
+          await sql.raw(`select pg_notify('${WRITE_CHANNEL}', ${payload})`).execute(t.ctx.db.kysely);
+          const deadline = Date.now() + 2_000;
+          let read = 0;
+          while (read === 0 && Date.now() < deadline) {
+            assert.equal((await me(token)).statusCode, 200);
+            read = lookups();
+            if (read === 0) await sleep(20);
+          }
+          assert.equal(read, 1, `the token read again after a message of ${payload}`);
+        }
+      } finally {
+        recorder.stop();
+      }
+    },
+  );
 
   it('a token that expires while cached is refused from its expiry on', async () => {
     const user = await t.user();
