@@ -1,13 +1,13 @@
 // The bundle's chunks (dist/*.js, scripts/bundle.mjs) import one another by relative name, about 180
 // import statements on the way to `svc serve` listening. Node's default resolver handles each one
 // alone: the specifier made a file URL, the URL a path, the path through realpath and back to a URL,
-// two path normalisations per statement. That is ~5 ms of a start, and on a start from a checkout
-// with a longer path it runs Node's path normaliser often enough for V8 to compile it with TurboFan
-// before the server listens, which brings the optimising compiler's code and zones into memory:
-// 5-6 MiB of RSS at listen (docs/performance.md, "Startup and RSS"). A chunk of this bundle names a
-// sibling file that the build wrote, so its URL is the specifier against the folder: this resolve
-// hook (module.registerHooks, in-thread and synchronous) answers those directly and passes every
-// other specifier (packages, Node's modules, files elsewhere) to Node's resolver unchanged.
+// two path normalisations per statement. Those run Node's path normaliser often enough for V8 to
+// compile it with TurboFan before the server listens, which brings the optimising compiler's code
+// and zones into memory: 5-6 MiB of RSS at listen, and the compilation's time on a one-core start
+// (docs/performance.md, "Startup and RSS"). A chunk of this bundle names a sibling file that the
+// build wrote, so its URL is the specifier against the folder: this resolve hook
+// (module.registerHooks, in-thread and synchronous) answers those directly and passes every other
+// specifier (packages, Node's modules, files elsewhere) to Node's resolver unchanged.
 import { registerHooks } from 'node:module';
 
 /**
