@@ -104,35 +104,38 @@ export class WriteFeed {
 
   async #connect(): Promise<void> {
     if (this.#closed) return;
+    let client: pg.PoolClient | null = null;
     try {
-      const client = await this.#pool.connect();
+      const connection = await this.#pool.connect();
+      client = connection;
       const lost = () => {
-        if (this.#client !== client) return;
+        if (this.#client !== connection) return;
         this.live = false;
         this.#client = null;
-        client.release(true);
+        connection.release(true);
         // Whatever happened while deaf is unknown: everyone forgets.
         this.#emit('*');
         this.#scheduleRetry();
       };
-      client.on('error', lost);
-      client.on('end', lost);
-      const { rows } = await client.query<{ schema: string | null }>('select current_schema() as schema');
+      connection.on('error', lost);
+      connection.on('end', lost);
+      const { rows } = await connection.query<{ schema: string | null }>('select current_schema() as schema');
       const own = `${rows[0]?.schema ?? ''}.`;
-      client.on('notification', (message) => {
+      connection.on('notification', (message) => {
         const payload = message.payload ?? '*';
-        const dot = payload.indexOf('.');
-        if (dot === -1) this.#emit(payload);
+        if (!payload.includes('.')) this.#emit(payload);
         else if (payload.startsWith(own)) this.#emit(payload.slice(own.length));
       });
-      await client.query(`listen ${WRITE_CHANNEL}`);
+      await connection.query(`listen ${WRITE_CHANNEL}`);
       if (this.#closed) {
-        client.release();
+        connection.release();
         return;
       }
-      this.#client = client;
+      this.#client = connection;
       this.live = true;
     } catch {
+      // A connection that failed before it listened goes back to the pool as broken, not kept.
+      if (client && this.#client !== client) client.release(true);
       this.#scheduleRetry();
     }
   }
