@@ -7,7 +7,9 @@
 // (docs/performance.md, "Startup and RSS"). A chunk of this bundle names a sibling file that the
 // build wrote, so its URL is the specifier against the folder: this resolve hook
 // (module.registerHooks, in-thread and synchronous) answers those directly and passes every other
-// specifier (packages, Node's modules, files elsewhere) to Node's resolver unchanged.
+// specifier (packages, Node's modules, files elsewhere) to Node's resolver unchanged. The API is
+// marked "active development" in Node 24; a change to it fails test/build/bundle.test.ts, which
+// starts the built bundle, before it reaches a deployment.
 import { registerHooks } from 'node:module';
 
 /**
