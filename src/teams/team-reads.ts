@@ -3,6 +3,10 @@
 import type { Executor } from '../db/schema.ts';
 import { isUuid } from '../util/uuid.ts';
 
+/** A user's memberships of active teams: one range of memberships_user_teams_idx (migration 0016). */
+const activeMembershipsOf = (db: Executor, userId: number) =>
+  db.selectFrom('memberships').where('user_id', '=', userId).where('team_active', '=', 1);
+
 /**
  * One page of the active teams a user belongs to, in name order, with the user's role in each.
  *
@@ -12,11 +16,8 @@ import { isUuid } from '../util/uuid.ts';
  * teams to sort them cost a key probe per team, and a probe costs more the more teams all tenants have.
  */
 export function userTeamsPage(db: Executor, userId: number, limit: number, offset = 0) {
-  const page = db
-    .selectFrom('memberships')
+  const page = activeMembershipsOf(db, userId)
     .select(['team_id', 'team_name', 'role'])
-    .where('user_id', '=', userId)
-    .where('team_active', '=', 1)
     .orderBy('team_name')
     .orderBy('team_id')
     .limit(limit)
@@ -32,13 +33,7 @@ export function userTeamsPage(db: Executor, userId: number, limit: number, offse
 
 /** Ids of the active teams a user belongs to (user-level events go to each of them), from the index alone. */
 export async function activeTeamIdsOfUser(db: Executor, userId: number): Promise<string[]> {
-  const rows = await db
-    .selectFrom('memberships')
-    .select('team_id')
-    .where('user_id', '=', userId)
-    .where('team_active', '=', 1)
-    .orderBy('team_id')
-    .execute();
+  const rows = await activeMembershipsOf(db, userId).select('team_id').orderBy('team_id').execute();
   return rows.map((row) => row.team_id);
 }
 
@@ -57,11 +52,8 @@ export async function teamForMember(db: Executor, teamId: string, userId: number
 
 export async function listTeamsOfUser(db: Executor, userId: number, limit: number, offset: number) {
   const [{ count }, rows] = await Promise.all([
-    db
-      .selectFrom('memberships')
+    activeMembershipsOf(db, userId)
       .select((eb) => eb.fn.countAll<number>().as('count'))
-      .where('user_id', '=', userId)
-      .where('team_active', '=', 1)
       .executeTakeFirstOrThrow(),
     userTeamsPage(db, userId, limit, offset).execute(),
   ]);
