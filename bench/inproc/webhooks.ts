@@ -65,7 +65,8 @@ const ca = fs.readFileSync(config.caFile);
 const EVENT_TYPE = 'team.member.added' as const;
 const now = () => performance.timeOrigin + performance.now();
 // BENCH_CPU_PROFILE=<file>: a V8 CPU profile of the measured window only (not setup, not refills;
-// with several rates or concurrencies, the last one's).
+// with several rates or concurrencies, the last one's; the burst: the measured, warm burst).
+// `npm run bench` sets it from BENCH_CPU_PROFILE_DIR (bench/scenarios/webhook-child.ts).
 async function profiled<T>(work: () => Promise<T>): Promise<T> {
   const file = process.env.BENCH_CPU_PROFILE;
   if (!file) return work();

@@ -53,6 +53,20 @@ export function certificate(dir: string) {
 /** One BENCH_RESULT line of the child: its figures by name. */
 export type Line = Record<string, number>;
 
+/**
+ * BENCH_CPU_PROFILE_DIR=<dir> on `npm run bench`: each delivery process writes a V8 CPU profile of its
+ * measured window to <dir>/<mode>[-pg].cpuprofile (bench/inproc/webhooks.ts, profiled; a later round's
+ * process of the same mode overwrites an earlier one's). The child's environment is built afresh, so
+ * the setting is handed on here.
+ */
+function profileEnv(env: NodeJS.ProcessEnv, config: Record<string, unknown>): NodeJS.ProcessEnv {
+  const dir = process.env.BENCH_CPU_PROFILE_DIR;
+  if (!dir) return {};
+  fs.mkdirSync(dir, { recursive: true });
+  const dialect = env.DATABASE_URL?.startsWith('postgres') ? '-pg' : '';
+  return { BENCH_CPU_PROFILE: path.resolve(dir, `${String(config.mode)}${dialect}.cpuprofile`) };
+}
+
 /** Runs bench/inproc/webhooks.ts with `config` on the server CPU and returns its result lines. */
 export async function child(plan: Plan, env: NodeJS.ProcessEnv, config: Record<string, unknown>): Promise<Line[]> {
   const result = await runAsync(
@@ -66,7 +80,7 @@ export async function child(plan: Plan, env: NodeJS.ProcessEnv, config: Record<s
       JSON.stringify(config),
     ],
     {
-      env: { ...env, BENCH_ROOT_PID: String(process.pid) },
+      env: { ...env, BENCH_ROOT_PID: String(process.pid), ...profileEnv(env, config) },
     },
   );
   if (result.code !== 0)
