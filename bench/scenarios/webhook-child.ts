@@ -59,16 +59,16 @@ export type Line = Record<string, number>;
  * process of the same mode overwrites an earlier one's). The child's environment is built afresh, so
  * the setting is handed on here.
  */
-function profileEnv(env: NodeJS.ProcessEnv, config: Record<string, unknown>): NodeJS.ProcessEnv {
+function profileEnv(mode: string, pg: boolean): NodeJS.ProcessEnv {
   const dir = process.env.BENCH_CPU_PROFILE_DIR;
   if (!dir) return {};
   fs.mkdirSync(dir, { recursive: true });
-  const dialect = env.DATABASE_URL?.startsWith('postgres') ? '-pg' : '';
-  return { BENCH_CPU_PROFILE: path.resolve(dir, `${String(config.mode)}${dialect}.cpuprofile`) };
+  return { BENCH_CPU_PROFILE: path.resolve(dir, `${mode}${pg ? '-pg' : ''}.cpuprofile`) };
 }
 
 /** Runs bench/inproc/webhooks.ts with `config` on the server CPU and returns its result lines. */
 export async function child(plan: Plan, env: NodeJS.ProcessEnv, config: Record<string, unknown>): Promise<Line[]> {
+  const pg = env.DATABASE_URL?.startsWith('postgres') ?? false;
   const result = await runAsync(
     'taskset',
     [
@@ -80,7 +80,7 @@ export async function child(plan: Plan, env: NodeJS.ProcessEnv, config: Record<s
       JSON.stringify(config),
     ],
     {
-      env: { ...env, BENCH_ROOT_PID: String(process.pid), ...profileEnv(env, config) },
+      env: { ...env, BENCH_ROOT_PID: String(process.pid), ...profileEnv(String(config.mode), pg) },
     },
   );
   if (result.code !== 0)
@@ -89,9 +89,7 @@ export async function child(plan: Plan, env: NodeJS.ProcessEnv, config: Record<s
     .split('\n')
     .filter((l) => l.startsWith('BENCH_RESULT '))
     .map((l) => JSON.parse(l.slice(13)) as Line);
-  plan.log(
-    `${config.mode}${env.DATABASE_URL?.startsWith('postgres') ? ' pg' : ''}: ${lines.map((l) => JSON.stringify(l)).join(' ')}`,
-  );
+  plan.log(`${config.mode}${pg ? ' pg' : ''}: ${lines.map((l) => JSON.stringify(l)).join(' ')}`);
   return lines;
 }
 
