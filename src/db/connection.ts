@@ -36,8 +36,8 @@ function loadPg(): typeof pg {
 
 /**
  * How a cache learns of commits made by other connections (other processes, or a CLI command in
- * this one), per Kysely instance. SQLite: `counter()` reads `PRAGMA data_version`, which changes
- * whenever another connection committed to the file (poll it). PostgreSQL: `subscribe()` delivers
+ * this one), per Kysely instance. SQLite: `counter()` changes whenever another connection committed
+ * a change to the credentials the PAT cache holds (poll it; node-sqlite.ts, credentialCounter). PostgreSQL: `subscribe()` delivers
  * the writes other processes publish (db/write-feed.ts); `live()` is false while not listening.
  */
 export type ExternalChanges =
@@ -67,7 +67,7 @@ export function openDb(databaseUrl: string, options: { poolSize?: number; sqlite
     // write to the file (sqlite-dialect.ts).
     const dialect = new ImmediateSqliteDialect({ database }, { timeoutMs, dataVersion: database.dataVersion });
     const kysely = new Kysely<Database>({ dialect, plugins: [new WriteWatchPlugin()] });
-    externalChangeSources.set(kysely, { kind: 'counter', counter: database.dataVersion });
+    externalChangeSources.set(kysely, { kind: 'counter', counter: database.credentialVersion });
     const close = async () => {
       await kysely.destroy();
       await database.released();

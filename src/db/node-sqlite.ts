@@ -49,13 +49,14 @@ export function openNodeSqlite(
   location: string,
   busyTimeoutMs: number,
   lockPollMs: number,
-): SqliteDatabase & { dataVersion(): number; released(): Promise<void> } {
+): SqliteDatabase & { dataVersion(): number; credentialVersion(): number; released(): Promise<void> } {
   const database = new DatabaseSync(location, { enableForeignKeyConstraints: true, timeout: busyTimeoutMs });
   database.exec(
     `PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${Math.min(lockPollMs, busyTimeoutMs)};`,
   );
   const cache = new Map<string, CachedStatement>();
   const dataVersion = database.prepare('PRAGMA data_version');
+  const readDataVersion = () => (dataVersion.get() as { data_version: number }).data_version;
   // WAL checkpoints (and their fsyncs) on a helper thread, off the event loop.
   const checkpointer = location === ':memory:' ? null : startCheckpointer(database, location);
   let threadStopped: Promise<void> = Promise.resolve();
@@ -68,7 +69,9 @@ export function openNodeSqlite(
     /** After close(): resolves once no thread of this process has the database file open. */
     released: () => threadStopped,
     /** Changes whenever another connection has committed a change to the database file. */
-    dataVersion: () => (dataVersion.get() as { data_version: number }).data_version,
+    dataVersion: readDataVersion,
+    /** Changes whenever another connection has committed a change to what the PAT cache holds (credentialCounter). */
+    credentialVersion: credentialCounter(database, readDataVersion),
     prepare(sql: string): SqliteStatement {
       let statement = cache.get(sql);
       if (statement) return statement;
@@ -78,5 +81,40 @@ export function openNodeSqlite(
       cache.set(sql, statement);
       return statement;
     },
+  };
+}
+
+/**
+ * A number that changes when another connection has committed a change to a credential the PAT
+ * cache holds, or to the schema (migration 0017_credential_changes says why). PRAGMA data_version,
+ * which moves on any other connection's commit to any table, says when to look: the count is read
+ * only then, so a turn with no outside commit costs the PRAGMA alone. Before that migration has run
+ * (no table yet) every outside commit counts, as data_version alone did.
+ */
+function credentialCounter(database: DatabaseSync, dataVersion: () => number): () => number {
+  let seenDataVersion = -1;
+  let version = -1;
+  let schema = -1;
+  let changes = 0;
+  let read: StatementSync | null = null;
+  return () => {
+    const current = dataVersion();
+    if (current === seenDataVersion) return changes;
+    seenDataVersion = current;
+    try {
+      read ??= database.prepare(
+        'select version, (select schema_version from pragma_schema_version) as schema from credential_changes',
+      );
+      const row = read.get() as { version: number; schema: number };
+      if (row.version !== version || row.schema !== schema) {
+        version = row.version;
+        schema = row.schema;
+        changes++;
+      }
+    } catch {
+      read = null;
+      changes++;
+    }
+    return changes;
   };
 }

@@ -1,5 +1,5 @@
 // The API's bearer resolver for personal access tokens, used on every request: a cache of what the
-// database said about each token (kept exact by write-watch, data_version or the write feed), so that
+// database said about each token (kept exact by write-watch, the credential count or the write feed), so that
 // a cached token authenticates synchronously, with no query and no promise.
 import type { Kysely } from 'kysely';
 import type { Database, Row } from '../db/schema.ts';
@@ -16,11 +16,12 @@ import { PAT_PREFIX, hasPatShape, hasValidChecksum, hashPat } from './pat-format
  * PostgreSQL: how old the database state behind a cached token may be when it is used. Within this process
  * any write to `users` or `personal_access_tokens` (revocation, deactivation, profile change — by a
  * request or a CLI command) empties the cache at once (db/write-watch.ts). Other processes' commits:
- * on SQLite, PRAGMA data_version (checked once per event-loop turn); on PostgreSQL, every process
+ * on SQLite, the count that triggers keep of changes to those rows, read when PRAGMA data_version
+ * says another connection committed (checked once per event-loop turn; migration 0017); on PostgreSQL, every process
  * publishes such writes with NOTIFY before the write returns, and this one LISTENs (db/write-feed.ts);
  * while it is not listening the cache is not used. So the TTL only bounds writes nothing announces
  * (raw SQL from outside the service on PostgreSQL): they take effect here within this long. SQLite
- * needs no TTL: every commit by any other connection moves data_version.
+ * needs no TTL: the triggers count every writer's changes.
  */
 export const PAT_CACHE_TTL_MS = 1_000;
 /**
@@ -67,7 +68,7 @@ export class PatResolver implements BearerResolver {
   readonly #cache = new Map<string, CachedPat>();
   /** Bumped on every invalidation: a lookup that raced one does not fill the cache. */
   #generation = 0;
-  /** SQLite: the data_version reader. */
+  /** SQLite: the credential count (re-read only when data_version moved). */
   readonly #externalCounter: (() => number) | null = null;
   /** PostgreSQL: whether the write feed is listening (the cache is bypassed while it is not). */
   readonly #feedLive: (() => boolean) | null = null;
@@ -146,6 +147,8 @@ export class PatResolver implements BearerResolver {
     return entry.identity;
   }
 
+  // Every column read here but last_used_at must be one that migration 0017's SQLite triggers count
+  // changes of (test/db/credential-changes.test.ts compares them).
   #query() {
     return this.#db
       .selectFrom('personal_access_tokens as t')

@@ -157,6 +157,54 @@ describe('PAT resolver cache', () => {
     },
   );
 
+  it(
+    'SQLite: another connection committing to other tables or columns empties nothing; a change to a cached credential, or to the schema, does',
+    { skip: !sqlite && 'SQLite only: PostgreSQL is told by NOTIFY (the test above)' },
+    async () => {
+      // Over a real socket: the SQLite check runs once per event-loop turn, for the requests read
+      // from sockets in that turn (injected requests can share a turn with the commit before them).
+      const base = await listening();
+      const overHttp = async () => {
+        const response = await request(`${base}/api/v1/me/`, { headers: bearer(token) });
+        const body = (await response.body.json()) as { first_name?: string };
+        return { status: response.statusCode, firstName: body.first_name };
+      };
+      const user = await t.user({ firstName: 'Before' });
+      const token = await t.token(user.id, ['read:profile']);
+      const team = await t.team(user.id);
+      const recorder = sqlRecorder(t.ctx.db, t.env.DATABASE_URL);
+      const lookups = () => recorder.take().filter((s) => /"t"\."token_hash" = /.test(s.sql)).length;
+      const { DatabaseSync } = await import('node:sqlite');
+      const other = new DatabaseSync(t.env.DATABASE_URL.slice('sqlite:'.length));
+      const now = new Date().toISOString();
+      try {
+        assert.equal((await overHttp()).status, 200);
+        assert.equal((await overHttp()).status, 200);
+        assert.equal(lookups(), 1, 'read once, then served from the cache');
+        // Commits the cache does not depend on, each moving data_version: a column no identity carries,
+        // the last-used bookkeeping, another table.
+        other.prepare('update users set updated_at = ? where id = ?').run(now, user.id);
+        other.prepare('update personal_access_tokens set last_used_at = ? where user_id = ?').run(now, user.id);
+        other.prepare('update teams set updated_at = ? where id = ?').run(now, team.id);
+        assert.equal((await overHttp()).firstName, 'Before');
+        assert.equal(lookups(), 0, 'still cached after commits to what the cache does not hold');
+        other.prepare('update users set first_name = ? where id = ?').run('After', user.id);
+        assert.equal((await overHttp()).firstName, 'After');
+        assert.equal(lookups(), 1, 'read again after a change to a cached column');
+        assert.equal((await overHttp()).status, 200);
+        other.exec('create table credential_changes_probe (id integer)');
+        other.exec('drop table credential_changes_probe');
+        assert.equal((await overHttp()).status, 200);
+        assert.equal(lookups(), 1, 'served from the cache, then read again after a schema change');
+        other.prepare('delete from personal_access_tokens where user_id = ?').run(user.id);
+        assert.equal((await overHttp()).status, 401);
+      } finally {
+        other.close();
+        recorder.stop();
+      }
+    },
+  );
+
   it('a token that expires while cached is refused from its expiry on', async () => {
     const user = await t.user();
     const token = await t.token(user.id, ['read:profile'], new Date(Date.now() + 300).toISOString());

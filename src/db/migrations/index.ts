@@ -17,6 +17,7 @@ import * as m0013 from './0013_standard_webhooks.ts';
 import * as m0014 from './0014_mail_outbox_purge_index.ts';
 import * as m0015 from './0015_mail_events_purge_index.ts';
 import * as m0016 from './0016_membership_team_copy.ts';
+import * as m0017 from './0017_credential_changes.ts';
 
 /**
  * Every migration, in the order they apply: a database of an earlier release has applied a prefix of
@@ -39,6 +40,7 @@ export const MIGRATIONS: readonly (readonly [name: string, migration: Migration]
   ['0014_mail_outbox_purge_index', m0014],
   ['0015_mail_events_purge_index', m0015],
   ['0016_membership_team_copy', m0016],
+  ['0017_credential_changes', m0017],
 ];
 
 // Kysely's migrator applies migrations in the order of their names, whatever order it is given them
