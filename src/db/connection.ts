@@ -37,8 +37,9 @@ function loadPg(): typeof pg {
 /**
  * How a cache learns of commits made by other connections (other processes, or a CLI command in
  * this one), per Kysely instance. SQLite: `counter()` changes whenever another connection committed
- * a change to the credentials the PAT cache holds (poll it; node-sqlite.ts, credentialCounter). PostgreSQL: `subscribe()` delivers
- * the writes other processes publish (db/write-feed.ts); `live()` is false while not listening.
+ * a change to the credentials the PAT cache holds (poll it; node-sqlite.ts, credentialCounter).
+ * PostgreSQL: `subscribe()` delivers the writes other processes publish (db/write-feed.ts); `live()`
+ * is false while not listening.
  */
 export type ExternalChanges =
   | { kind: 'counter'; counter: () => number }

@@ -1,6 +1,6 @@
 // The API's bearer resolver for personal access tokens, used on every request: a cache of what the
-// database said about each token (kept exact by write-watch, the credential count or the write feed), so that
-// a cached token authenticates synchronously, with no query and no promise.
+// database said about each token (kept exact by write-watch, the credential count or the write
+// feed), so that a cached token authenticates synchronously, with no query and no promise.
 import type { Kysely } from 'kysely';
 import type { Database, Row } from '../db/schema.ts';
 import type { BearerResolver } from '../http/auth.ts';
@@ -16,12 +16,12 @@ import { PAT_PREFIX, hasPatShape, hasValidChecksum, hashPat } from './pat-format
  * PostgreSQL: how old the database state behind a cached token may be when it is used. Within this process
  * any write to `users` or `personal_access_tokens` (revocation, deactivation, profile change — by a
  * request or a CLI command) empties the cache at once (db/write-watch.ts). Other processes' commits:
- * on SQLite, the count that triggers keep of changes to those rows, read when PRAGMA data_version
- * says another connection committed (checked once per event-loop turn; migration 0017); on PostgreSQL, every process
- * publishes such writes with NOTIFY before the write returns, and this one LISTENs (db/write-feed.ts);
- * while it is not listening the cache is not used. So the TTL only bounds writes nothing announces
- * (raw SQL from outside the service on PostgreSQL): they take effect here within this long. SQLite
- * needs no TTL: the triggers count every writer's changes.
+ * on SQLite, the count that triggers keep of changes to those rows (migration 0017), read when
+ * PRAGMA data_version says another connection committed (checked once per event-loop turn); on
+ * PostgreSQL, every process publishes such writes with NOTIFY before the write returns, and this
+ * one LISTENs (db/write-feed.ts); while it is not listening the cache is not used. So the TTL only
+ * bounds writes nothing announces (raw SQL from outside the service on PostgreSQL): they take effect
+ * here within this long. SQLite needs no TTL: the triggers count every writer's changes.
  */
 export const PAT_CACHE_TTL_MS = 1_000;
 /**

@@ -2,8 +2,8 @@ import type { Kysely } from 'kysely';
 import { isPostgres, sql } from './helpers.ts';
 
 // SQLite only: credential_changes, one row whose `version` the triggers below raise in every
-// transaction that changes a column the PAT cache holds (src/tokens/pat-resolver.ts, CACHED_COLUMNS)
-// or deletes a user or a token.
+// transaction that changes a column the PAT cache holds (what src/tokens/pat-resolver.ts's #query
+// reads) or deletes a user or a token.
 //
 // Why: the cache learns of other processes' commits from PRAGMA data_version, which moves on every
 // commit by any other connection to any table. A `svc worker` delivering webhooks, or any `svc`
