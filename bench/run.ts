@@ -23,6 +23,7 @@ import { webhookScenarios } from './scenarios/webhooks.ts';
 import { webhookLatencyScenarios } from './scenarios/webhook-latency.ts';
 import { snsScenarios } from './scenarios/sns.ts';
 import { metricsScenarios } from './scenarios/metrics.ts';
+import { patCacheScenarios } from './scenarios/pat-cache.ts';
 import { parseSizes, scaleScenario, type ScaleResult } from './scenarios/scale.ts';
 
 export interface Plan {
@@ -98,6 +99,7 @@ async function main() {
         ['http', httpScenarios],
         ['issuance', issuanceScenarios],
         ['metrics', metricsScenarios],
+        ['pat-cache', patCacheScenarios],
         ['mcp', mcpScenarios],
         ['webhooks', webhookScenarios],
         ['webhook-latency', webhookLatencyScenarios],
