@@ -14,7 +14,8 @@ import { pauseTrees } from '../lib/proc.ts';
 import type { Metric } from '../lib/report.ts';
 import { SERVER_CPU, wrk, type WrkResult } from '../lib/wrk.ts';
 import type { Plan } from '../run.ts';
-import { cleanOrAll, ratioMetric, summarize, type Sample } from './http.ts';
+import { alternatingRounds } from './alternating-rounds.ts';
+import { cleanOrAll, ratioMetric, summarize } from './http.ts';
 
 const TOKEN = 'bench-metrics-token-0123456789abcdef';
 
@@ -86,25 +87,16 @@ export async function metricsScenarios(plan: Plan): Promise<Metric[]> {
       }
     };
 
-    plan.log(`warm-up ${plan.warmupSeconds} s each: ${keys.join(', ')}`);
-    for (const key of keys) await measure(key, plan.warmupSeconds);
-    const samples: Sample[] = [];
-    for (let round = 0; round < plan.maxRounds; round++) {
-      const results: Record<string, WrkResult> = {};
+    const samples = await alternatingRounds(plan, keys, measure, async (round) => {
       const before = meCount((await scrape(servers.metrics_on.url))!);
-      for (const key of round % 2 ? [...keys].reverse() : keys) results[key] = await measure(key, plan.seconds);
+      const results = await round();
       const counted = meCount((await scrape(servers.metrics_on.url))!) - before;
       if (counted < results.metrics_on.requests)
         throw new Error(
           `/metrics counted ${counted} /me/ requests of the ${results.metrics_on.requests} wrk completed`,
         );
-      samples.push({ round: round + 1, results });
-      plan.log(
-        `round ${round + 1}: ${keys.map((k) => `${k} ${Math.round(results[k].rps)}/s${results[k].clean ? '' : ` (other ${results[k].otherCores.toFixed(2)} cores)`}`).join('; ')}`,
-      );
-      const clean = samples.filter((s) => keys.every((k) => s.results[k].clean)).length;
-      if (round + 1 >= plan.rounds && (clean >= plan.rounds || plan.quick)) break;
-    }
+      return results;
+    });
     const metrics: Metric[] = [
       ratioMetric(
         samples,

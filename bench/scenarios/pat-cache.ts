@@ -12,7 +12,8 @@ import { NODE, ROOT, startProcess, type Started } from '../lib/processes.ts';
 import type { Metric } from '../lib/report.ts';
 import { CLIENT_CPU, SERVER_CPU, wrk, type WrkResult } from '../lib/wrk.ts';
 import type { Plan } from '../run.ts';
-import { ratioMetric, type Sample } from './http.ts';
+import { alternatingRounds } from './alternating-rounds.ts';
+import { ratioMetric } from './http.ts';
 
 const WRITER_RATE = 100;
 
@@ -54,18 +55,7 @@ export async function patCacheScenarios(plan: Plan): Promise<Metric[]> {
       }
     };
 
-    const keys = ['alone', 'beside_writer'];
-    plan.log(`warm-up ${plan.warmupSeconds} s each: ${keys.join(', ')}`);
-    for (const key of keys) await measure(key, plan.warmupSeconds);
-    const samples: Sample[] = [];
-    for (let round = 0; round < plan.maxRounds; round++) {
-      const results: Record<string, WrkResult> = {};
-      for (const key of round % 2 ? [...keys].reverse() : keys) results[key] = await measure(key, plan.seconds);
-      samples.push({ round: round + 1, results });
-      plan.log(`round ${round + 1}: ${keys.map((k) => `${k} ${Math.round(results[k].rps)}/s`).join('; ')}`);
-      const clean = samples.filter((s) => keys.every((k) => s.results[k].clean)).length;
-      if (round + 1 >= plan.rounds && (clean >= plan.rounds || plan.quick)) break;
-    }
+    const samples = await alternatingRounds(plan, ['alone', 'beside_writer'], measure);
     return [
       ratioMetric(
         samples,
